@@ -1,0 +1,250 @@
+//! Step 2 of 3: the typed contract. Renderers see only this; it holds no spans and no paths
+//! outside the repository, so output is a pure function of it.
+
+mod validate;
+pub mod values;
+
+pub use validate::validate;
+pub use values::RelPath;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The whole manifest.
+#[derive(Clone, Debug, Serialize)]
+pub struct Api {
+    /// Names the regions and prefixes the Docker ARGs, e.g. `mooncake-sos`.
+    pub name: String,
+    pub upstream: Upstream,
+    pub shim: Shim,
+    pub drop: DropCondition,
+    pub symbols: Vec<Symbol>,
+    pub native: Vec<NativeRequirement>,
+    pub images: Vec<Image>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Upstream {
+    /// `owner/name` on GitHub.
+    pub repo: String,
+    /// The module file inside the repository.
+    pub path: String,
+    /// Dotted import name, e.g. `mooncake.structured_object_store`.
+    pub module: String,
+    /// The native core the module stands on, e.g. `mooncake.store`.
+    pub native_module: String,
+    pub commit: String,
+    pub sha256: String,
+    pub prs: Vec<u32>,
+    pub raw_base_url: String,
+}
+
+impl Upstream {
+    /// The URL an image layer downloads the pinned module from.
+    pub fn raw_url(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.raw_base_url, self.repo, self.commit, self.path
+        )
+    }
+
+    pub fn short_commit(&self) -> &str {
+        &self.commit[..8]
+    }
+
+    /// The top-level package, e.g. `mooncake`.
+    pub fn package(&self) -> &str {
+        self.module.split('.').next().unwrap_or(&self.module)
+    }
+
+    /// The module's file name, e.g. `structured_object_store.py`.
+    pub fn file_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Shim {
+    /// Python module name of the generated shim.
+    pub module: String,
+    /// Where the Dockerfiles COPY it from, relative to the build context (the repo root).
+    pub image_copy_from: RelPath,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DropCondition {
+    pub condition: String,
+    /// The first release found carrying the whole API (package, version), if recorded.
+    pub first_release: Option<(String, String)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: SymbolKind,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum SymbolKind {
+    Dataclass {
+        frozen: bool,
+        fields: Vec<Param>,
+    },
+    Class {
+        init: Vec<Param>,
+        methods: Vec<Method>,
+    },
+    Function {
+        params: Vec<Param>,
+        returns: Option<String>,
+    },
+    /// `name = target` at module level; the target is a function with `params`.
+    Alias {
+        target: String,
+        params: Vec<Param>,
+        returns: Option<String>,
+    },
+}
+
+impl SymbolKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Dataclass { .. } => "dataclass",
+            Self::Class { .. } => "class",
+            Self::Function { .. } => "function",
+            Self::Alias { .. } => "alias",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Method {
+    pub name: String,
+    pub staticmethod: bool,
+    /// Declared parameters, without `self`.
+    pub params: Vec<Param>,
+    pub returns: Option<String>,
+}
+
+/// A parameter, or a dataclass field (then `kind` is positional).
+#[derive(Clone, Debug, Serialize)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+    pub annotation: Option<String>,
+    pub default: Option<DefaultValue>,
+    /// Set when the parameter is part of the generated Rust option struct.
+    pub rust: Option<RustType>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ParamKind {
+    /// Positional-or-keyword.
+    Positional,
+    KeywordOnly,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum DefaultValue {
+    /// A Python expression as written in the source, e.g. `'bundle'` or `None`.
+    Expr(String),
+    /// A dataclass `field(default_factory=...)`.
+    Factory(String),
+}
+
+/// The Rust type an option-struct field gets in the generated bindings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RustType {
+    String,
+    U64,
+    Bool,
+    Strings,
+    Rows,
+    FieldSchemas,
+    ReplicateConfig,
+}
+
+impl RustType {
+    pub const ALL: [(&'static str, RustType); 7] = [
+        ("string", RustType::String),
+        ("u64", RustType::U64),
+        ("bool", RustType::Bool),
+        ("strings", RustType::Strings),
+        ("rows", RustType::Rows),
+        ("field_schemas", RustType::FieldSchemas),
+        ("replicate_config", RustType::ReplicateConfig),
+    ];
+}
+
+/// Something the module or the consumer needs from the native core.
+#[derive(Clone, Debug, Serialize)]
+pub struct NativeRequirement {
+    /// Dotted path inside the native module, e.g. `MooncakeDistributedStore.setup`.
+    pub object: String,
+    pub check: NativeCheck,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum NativeCheck {
+    /// A pybind11 docstring overload whose parameters after `self` are exactly this text.
+    Overload(String),
+    /// An attribute on the object, or on an instance made with no arguments.
+    Attribute { name: String, instance: bool },
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Image {
+    /// The `[image.<id>]` key, e.g. `cuda`.
+    pub id: String,
+    pub dockerfile: RelPath,
+    pub base_image: String,
+    pub base_tag: String,
+    pub layer: Layer,
+    pub build_py: Option<BuildPyVariant>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub enum Layer {
+    /// Download the pinned module over the base image's installed package.
+    Overlay {
+        base_package: String,
+        base_version: String,
+    },
+    /// Fill the pure-Python files missing from the base image from a release wheel.
+    Fill { package: String, version: String },
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BuildPyVariant {
+    pub path: RelPath,
+    pub variant: String,
+}
+
+impl Api {
+    /// sha256 of the canonical form of the API part (upstream pin, symbols, native needs):
+    /// the same contract gives the same fingerprint wherever it is rendered.
+    pub fn fingerprint(&self) -> String {
+        #[derive(Serialize)]
+        struct Contract<'a> {
+            upstream: &'a Upstream,
+            symbols: &'a [Symbol],
+            native: &'a [NativeRequirement],
+        }
+        let canonical = serde_json::to_string(&Contract {
+            upstream: &self.upstream,
+            symbols: &self.symbols,
+            native: &self.native,
+        })
+        .unwrap_or_default();
+        hex(&Sha256::digest(canonical.as_bytes()))
+    }
+
+    pub fn symbol_names(&self) -> Vec<&str> {
+        self.symbols.iter().map(|s| s.name.as_str()).collect()
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

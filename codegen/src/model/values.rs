@@ -1,0 +1,189 @@
+//! Small value checks. Hand-written on purpose: each is a few lines, and the crates that do
+//! more (pep440 parsers, full Unicode identifier tables) would add far more than they check.
+
+use serde::Serialize;
+use std::fmt;
+
+/// A repository-relative path with `/` separators that cannot leave the repository.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct RelPath(String);
+
+impl RelPath {
+    /// `None` when the path is absolute, empty, has `..`, `.`, empty parts or a backslash.
+    pub fn new(path: &str) -> Option<Self> {
+        let ok = !path.is_empty()
+            && !path.starts_with('/')
+            && !path.contains('\\')
+            && !path.contains(':')
+            && path
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != "..");
+        ok.then(|| Self(path.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// An ASCII Python identifier that is not a keyword (the manifest's names are all ASCII).
+pub fn is_python_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && !PYTHON_KEYWORDS.contains(&s)
+}
+
+/// A dotted Python name such as `mooncake.store` or `Class.method`.
+pub fn is_dotted_name(s: &str) -> bool {
+    s.split('.').all(is_python_identifier)
+}
+
+/// A PEP 440 release version in the forms wheels here use: `N(.N)*`, an optional
+/// `aN`/`bN`/`rcN`, `.postN`, `.devN`.
+pub fn is_version(s: &str) -> bool {
+    let (mut rest, mut ok) = (s, true);
+    // The release segment ends at the first char that is neither a digit nor a dot that
+    // starts another number ("0.3.12.post1": the release is "0.3.12").
+    let b = rest.as_bytes();
+    let mut release_end = 0;
+    while release_end < b.len()
+        && (b[release_end].is_ascii_digit()
+            || (b[release_end] == b'.' && b.get(release_end + 1).is_some_and(u8::is_ascii_digit)))
+    {
+        release_end += 1;
+    }
+    let release = &rest[..release_end];
+    ok &= !release.is_empty() && release.split('.').all(all_digits);
+    rest = &rest[release_end..];
+    for tag in ["a", "b", "rc"] {
+        if let Some(n) = rest.strip_prefix(tag) {
+            let end = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
+            ok &= end > 0;
+            rest = &n[end..];
+            break;
+        }
+    }
+    for tag in [".post", ".dev"] {
+        if let Some(n) = rest.strip_prefix(tag) {
+            let end = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
+            ok &= end > 0;
+            rest = &n[end..];
+        }
+    }
+    ok && rest.is_empty()
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+pub fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// A PyPI distribution name (PEP 508 shape).
+pub fn is_dist_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// A Docker image name (`owner/name`, lowercase) or tag (`[A-Za-z0-9_.-]`, at most 128).
+pub fn is_image_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('/').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'))
+        })
+}
+
+pub fn is_image_tag(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && s.as_bytes()[0] != b'.'
+        && s.as_bytes()[0] != b'-'
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// Lowercase words joined by `-`: region and ARG names derive from it.
+pub fn is_kebab(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        for ok in [
+            "0.3.12.post1",
+            "1",
+            "1.2rc3",
+            "2.0.dev4",
+            "0.3.11.post1.dev2",
+        ] {
+            assert!(is_version(ok), "{ok}");
+        }
+        for bad in [
+            "", "v1.2", "1..2", "1.2.", "1.2post1", "1.2.post", "1.2-3", "1.x",
+        ] {
+            assert!(!is_version(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert!(RelPath::new("docker/Dockerfile").is_some());
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a//b",
+            "./a",
+            "a\\b",
+            "C:x",
+        ] {
+            assert!(RelPath::new(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn identifiers() {
+        assert!(is_python_identifier("_x9"));
+        for bad in ["", "9x", "a-b", "class", "None", "é"] {
+            assert!(!is_python_identifier(bad), "{bad}");
+        }
+        assert!(is_dotted_name("mooncake.store"));
+        assert!(!is_dotted_name("mooncake..store"));
+    }
+}

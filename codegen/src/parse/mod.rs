@@ -1,0 +1,157 @@
+//! Step 1 of 3: api.toml as written, with the span of every value, before any meaning is
+//! given to it. Unknown keys, missing keys and wrong types are rejected here by serde;
+//! everything else is checked in `model::validate`.
+
+use crate::diag::{Diagnostic, Source};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+pub type S<T> = Spanned<T>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawManifest {
+    pub name: S<String>,
+    pub upstream: S<RawUpstream>,
+    pub shim: S<RawShim>,
+    pub drop: S<RawDrop>,
+    #[serde(default)]
+    pub symbol: Vec<S<RawSymbol>>,
+    #[serde(default)]
+    pub native: Vec<S<RawNative>>,
+    #[serde(default)]
+    pub image: BTreeMap<String, S<RawImage>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpstream {
+    pub repo: S<String>,
+    pub path: S<String>,
+    pub module: S<String>,
+    pub commit: S<String>,
+    pub sha256: S<String>,
+    #[serde(default)]
+    pub prs: Vec<S<i64>>,
+    pub raw_base_url: S<String>,
+    #[serde(default)]
+    pub native_module: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShim {
+    pub module: S<String>,
+    pub image_copy_from: S<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDrop {
+    pub condition: S<String>,
+    #[serde(default)]
+    pub first_release: Option<S<String>>,
+    #[serde(default)]
+    pub first_release_package: Option<S<String>>,
+}
+
+/// One `[[symbol]]`. Which keys apply depends on `kind`; validation says which are wrong.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSymbol {
+    pub name: S<String>,
+    pub kind: S<String>,
+    #[serde(default)]
+    pub frozen: Option<S<bool>>,
+    #[serde(default)]
+    pub fields: Option<S<Vec<S<RawParam>>>>,
+    #[serde(default)]
+    pub init: Option<S<Vec<S<RawParam>>>>,
+    #[serde(default)]
+    pub method: Vec<S<RawMethod>>,
+    #[serde(default)]
+    pub target: Option<S<String>>,
+    #[serde(default)]
+    pub params: Option<S<Vec<S<RawParam>>>>,
+    #[serde(default)]
+    pub returns: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMethod {
+    pub name: S<String>,
+    #[serde(default)]
+    pub staticmethod: Option<S<bool>>,
+    #[serde(default)]
+    pub params: Vec<S<RawParam>>,
+    #[serde(default)]
+    pub returns: Option<S<String>>,
+}
+
+/// A parameter or a dataclass field.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParam {
+    pub name: S<String>,
+    #[serde(default)]
+    pub kind: Option<S<String>>,
+    #[serde(default, rename = "type")]
+    pub annotation: Option<S<String>>,
+    #[serde(default)]
+    pub default: Option<S<String>>,
+    #[serde(default)]
+    pub default_factory: Option<S<String>>,
+    #[serde(default)]
+    pub rust: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNative {
+    pub object: S<String>,
+    #[serde(default)]
+    pub overload: Option<S<String>>,
+    #[serde(default)]
+    pub attribute: Option<S<String>>,
+    #[serde(default)]
+    pub instance: Option<S<bool>>,
+    pub reason: S<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawImage {
+    pub dockerfile: S<String>,
+    pub strategy: S<String>,
+    pub base_image: S<String>,
+    pub base_tag: S<String>,
+    #[serde(default)]
+    pub base_package: Option<S<String>>,
+    #[serde(default)]
+    pub base_version: Option<S<String>>,
+    #[serde(default)]
+    pub fill_package: Option<S<String>>,
+    #[serde(default)]
+    pub fill_version: Option<S<String>>,
+    #[serde(default)]
+    pub build_py: Option<S<String>>,
+    #[serde(default)]
+    pub build_py_variant: Option<S<String>>,
+}
+
+/// Parses api.toml text; a syntax or shape error comes back located.
+pub fn parse(source: &Source) -> Result<RawManifest, Diagnostic> {
+    toml::from_str(&source.text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        // toml's message repeats the snippet on later lines: keep its first line.
+        let message = e
+            .message()
+            .lines()
+            .next()
+            .unwrap_or("invalid TOML")
+            .to_string();
+        Diagnostic::new(source, span, message)
+    })
+}

@@ -1,0 +1,74 @@
+//! generated/src/lib.rs (and generated/Cargo.toml): Rust bindings over the PyO3 runtime
+//! (`mooncake-sos-runtime`), built with quote! and printed by prettyplease.
+//!
+//! - [`spec`]: the constants and the static `API` spec the runtime checks at load time,
+//! - [`wrapper`]: one struct per dataclass, one wrapper per class (option structs from the
+//!   parameters that carry `rust = ...`), one function per module-level function or alias,
+//! - [`handle`]: `RefHandle`, the JSON-safe ref handle, validated like upstream's import.
+
+mod handle;
+mod spec;
+mod wrapper;
+
+use super::{HEADER, Output, RenderError};
+use crate::model::{Api, RelPath};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// generated/Cargo.toml, a fixed text: the bindings' dependencies do not depend on the manifest.
+const CARGO_TOML: &str = include_str!("../../templates/generated.Cargo.toml");
+
+pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
+    let consts = spec::constants(api);
+    let api_spec = spec::api_spec(api);
+    let types = wrapper::tokens(api)?;
+    let handle = handle::tokens();
+    let tokens = quote! {
+        use std::collections::BTreeMap;
+
+        use mooncake_sos_runtime as rt;
+        use rt::pyo3::prelude::*;
+        use rt::{Error, Kwargs, Module, PyContext, Result, ToPy};
+
+        pub use rt::{EmbeddedStore, PythonEnv, Record, ReplicateConfig, Rows, Store, StoreConfig};
+
+        #consts
+        #api_spec
+        #types
+        #handle
+    };
+    let file = syn::parse2::<syn::File>(tokens).map_err(|e| RenderError(e.to_string()))?;
+    let module = &api.upstream.module;
+    let contents = format!(
+        "// {HEADER}\n//! Bindings for `{module}`, generated from api.toml.\n\n{}",
+        prettyplease::unparse(&file)
+    );
+    Ok(vec![
+        Output::File {
+            path: rel("generated/src/lib.rs")?,
+            contents,
+        },
+        Output::File {
+            path: rel("generated/Cargo.toml")?,
+            contents: format!("# {HEADER}\n{CARGO_TOML}"),
+        },
+    ])
+}
+
+fn rel(path: &str) -> Result<RelPath, RenderError> {
+    RelPath::new(path).ok_or_else(|| RenderError(format!("{path} is not a repository path")))
+}
+
+/// A Rust identifier for a Python name; keywords (`type`, `ref`) become raw identifiers.
+fn ident(name: &str) -> syn::Ident {
+    if syn::parse_str::<syn::Ident>(name).is_ok() {
+        format_ident!("{}", name)
+    } else {
+        syn::Ident::new_raw(name, Span::call_site())
+    }
+}
+
+/// `/// text` as an attribute, for doc comments built at render time.
+fn doc(text: &str) -> TokenStream {
+    quote! { #[doc = #text] }
+}

@@ -1,0 +1,337 @@
+//! Dataclass structs, class wrappers with option structs, and module-level functions.
+
+use super::{doc, ident};
+use crate::model::{Api, DefaultValue, Method, Param, ParamKind, RustType, SymbolKind};
+use crate::render::RenderError;
+use heck::ToUpperCamelCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+pub(super) fn tokens(api: &Api) -> Result<TokenStream, RenderError> {
+    let mut out = vec![data_proto_ref()];
+    for symbol in &api.symbols {
+        out.push(match &symbol.kind {
+            SymbolKind::Dataclass { fields, .. } => dataclass(&symbol.name, fields)?,
+            SymbolKind::Class { init, methods } => class(&symbol.name, init, methods)?,
+            SymbolKind::Function { params, returns }
+            | SymbolKind::Alias {
+                params, returns, ..
+            } => function(&symbol.name, params, returns.as_deref())?,
+        });
+    }
+    Ok(quote! { #(#out)* })
+}
+
+/// The opaque ref object `put` returns; pass it back to `get`, `export_ref`, cleanup.
+fn data_proto_ref() -> TokenStream {
+    quote! {
+        /// A Python `MooncakeDataProtoRef` (returned by `put` and `import_ref`).
+        pub struct DataProtoRef(pub Py<PyAny>);
+
+        impl DataProtoRef {
+            pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+                self.0.bind(py).clone()
+            }
+        }
+
+        impl ToPy for DataProtoRef {
+            fn to_py<'py>(&self, py: Python<'py>, _m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+                Ok(self.object(py))
+            }
+        }
+    }
+}
+
+/// The Rust type of a dataclass field, from its Python annotation.
+fn field_type(p: &Param) -> Result<TokenStream, RenderError> {
+    let ann = p.annotation.as_deref().unwrap_or("Any");
+    Ok(match ann {
+        "str" => quote! { String },
+        "bool" => quote! { bool },
+        "int" => quote! { i64 },
+        "float" => quote! { f64 },
+        a if a.starts_with("dict[str") => quote! { BTreeMap<String, rt::serde_json::Value> },
+        "Any" => quote! { rt::serde_json::Value },
+        other => {
+            return Err(RenderError(format!(
+                "dataclass field {}: no Rust type for annotation {other:?}",
+                p.name
+            )));
+        }
+    })
+}
+
+/// The Rust value of a Python default expression, for the dataclass constructor.
+fn default_value(p: &Param) -> Result<TokenStream, RenderError> {
+    Ok(match &p.default {
+        Some(DefaultValue::Expr(e)) if e == "True" => quote! { true },
+        Some(DefaultValue::Expr(e)) if e == "False" => quote! { false },
+        Some(DefaultValue::Expr(e)) if e.parse::<i64>().is_ok() => {
+            let v: i64 = e.parse().unwrap_or_default();
+            quote! { #v }
+        }
+        Some(DefaultValue::Expr(e))
+            if e.len() >= 2 && (e.starts_with('\'') || e.starts_with('"')) =>
+        {
+            let s = &e[1..e.len() - 1];
+            quote! { #s.to_owned() }
+        }
+        Some(DefaultValue::Factory(f)) if f == "dict" => quote! { BTreeMap::new() },
+        other => {
+            return Err(RenderError(format!(
+                "dataclass field {}: no Rust value for default {other:?}",
+                p.name
+            )));
+        }
+    })
+}
+
+fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
+    let ty = format_ident!("{}", name);
+    let names: Vec<_> = fields.iter().map(|f| ident(&f.name)).collect();
+    let keys: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
+    let types = fields
+        .iter()
+        .map(field_type)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut args = Vec::new();
+    let mut inits = Vec::new();
+    for (f, (n, t)) in fields.iter().zip(names.iter().zip(&types)) {
+        if f.default.is_none() {
+            args.push(quote! { #n: #t });
+            inits.push(quote! { #n });
+        } else {
+            let v = default_value(f)?;
+            inits.push(quote! { #n: #v });
+        }
+    }
+    let about = doc(&format!(
+        " The Python dataclass `{name}`; converts to it when passed to a call."
+    ));
+    let new_doc = doc(" The required fields; the others take the Python defaults.");
+    Ok(quote! {
+        #about
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct #ty {
+            #(pub #names: #types,)*
+        }
+
+        impl #ty {
+            #new_doc
+            pub fn new(#(#args),*) -> Self {
+                #ty { #(#inits),* }
+            }
+        }
+
+        impl ToPy for #ty {
+            fn to_py<'py>(&self, py: Python<'py>, m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+                let kwargs = rt::pyo3::types::PyDict::new(py);
+                #(kwargs.set_item(#keys, self.#names.to_py(py, m)?).context(|| format!("{}.{}", #name, #keys))?;)*
+                m.getattr(#name)
+                    .and_then(|cls| cls.call((), Some(&kwargs)))
+                    .context(|| format!("{}(...)", #name))
+            }
+        }
+    })
+}
+
+fn rust_type(t: RustType) -> TokenStream {
+    match t {
+        RustType::String => quote! { String },
+        RustType::U64 => quote! { u64 },
+        RustType::Bool => quote! { bool },
+        RustType::Strings => quote! { Vec<String> },
+        RustType::Rows => quote! { Rows },
+        RustType::FieldSchemas => quote! { BTreeMap<String, FieldSchema> },
+        RustType::ReplicateConfig => quote! { ReplicateConfig },
+    }
+}
+
+/// An options struct for the parameters that carry a Rust type; `None` = the Python default.
+fn options(name: &syn::Ident, what: &str, params: &[&Param]) -> TokenStream {
+    let fields = params.iter().map(|p| {
+        let (n, t) = (
+            ident(&p.name),
+            rust_type(p.rust.unwrap_or(RustType::String)),
+        );
+        let default = match &p.default {
+            Some(DefaultValue::Expr(e)) | Some(DefaultValue::Factory(e)) => {
+                format!(" `{}` (Python default: `{e}`).", p.name)
+            }
+            None => format!(" `{}`.", p.name),
+        };
+        let d = doc(&default);
+        quote! { #d pub #n: Option<#t>, }
+    });
+    let about = doc(&format!(
+        " Keyword arguments of `{what}`; a `None` field is left to the module's default."
+    ));
+    quote! {
+        #about
+        #[derive(Debug, Clone, Default)]
+        pub struct #name { #(#fields)* }
+    }
+}
+
+/// Statements that fill `kw` (a `Kwargs`) from `options`; a `config` defaults to the store's.
+fn fill_kwargs(params: &[&Param]) -> Vec<TokenStream> {
+    params
+        .iter()
+        .map(|p| {
+            let (n, key) = (ident(&p.name), p.name.as_str());
+            if p.rust == Some(RustType::ReplicateConfig) {
+                quote! {
+                    let value = match &options.#n {
+                        Some(c) => Some(c.to_py(py, &m)?),
+                        None => self.replicate.as_ref().map(|c| c.bind(py).clone()),
+                    };
+                    let kw = kw.obj(#key, value)?;
+                }
+            } else {
+                quote! { let kw = kw.opt(#key, options.#n.as_ref())?; }
+            }
+        })
+        .collect()
+}
+
+/// Required positional parameters become `&impl ToPy` arguments, in order.
+fn positional(params: &[Param]) -> Vec<&Param> {
+    params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Positional && p.default.is_none())
+        .collect()
+}
+
+fn keyword_options(params: &[Param]) -> Vec<&Param> {
+    params.iter().filter(|p| p.rust.is_some()).collect()
+}
+
+/// (return type, conversion of `out`) for a Python return annotation.
+fn returns(ann: Option<&str>) -> (TokenStream, TokenStream) {
+    match ann {
+        Some("None") => (quote! { () }, quote! { let _ = out; Ok(()) }),
+        Some("MooncakeDataProtoRef") => (
+            quote! { DataProtoRef },
+            quote! { Ok(DataProtoRef(out.unbind())) },
+        ),
+        Some(a) if a.starts_with("dict[str") => (
+            quote! { rt::serde_json::Value },
+            quote! { rt::py_to_json(&out) },
+        ),
+        _ => (quote! { Bound<'py, PyAny> }, quote! { Ok(out) }),
+    }
+}
+
+fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, RenderError> {
+    let ty = format_ident!("{}", name);
+    let store_param = init
+        .iter()
+        .find(|p| p.annotation.as_deref() == Some("BundleStore"));
+    let store_name = store_param.map(|p| p.name.as_str()).unwrap_or("store");
+    let init_opts = keyword_options(init);
+    let init_opts_ty = format_ident!("{}Options", name);
+    let init_struct = options(&init_opts_ty, &format!("{name}(...)"), &init_opts);
+    let mut init_fill: Vec<TokenStream> = init_opts
+        .iter()
+        .map(|p| {
+            let (n, key) = (ident(&p.name), p.name.as_str());
+            quote! { let kw = kw.opt(#key, options.#n.as_ref())?; }
+        })
+        .collect();
+    if init_fill.is_empty() {
+        init_fill.push(quote! { let _ = options; });
+    }
+    let mut items = vec![init_struct];
+    let mut fns = Vec::new();
+    for method in methods {
+        let opts = keyword_options(&method.params);
+        let opts_ty = format_ident!("{}Options", method.name.to_upper_camel_case());
+        let pos = positional(&method.params);
+        let arg_names: Vec<_> = pos.iter().map(|p| ident(&p.name)).collect();
+        let n_args = arg_names.len();
+        let (ret, convert) = returns(method.returns.as_deref());
+        let key = method.name.as_str();
+        let fn_name = ident(&method.name);
+        let static_note = if method.staticmethod {
+            " (a staticmethod upstream)"
+        } else {
+            ""
+        };
+        let d = doc(&format!(" `{name}.{key}`{static_note}."));
+        let (opt_arg, fill) = if opts.is_empty() {
+            (quote! {}, Vec::new())
+        } else {
+            items.push(options(&opts_ty, &format!("{name}.{key}"), &opts));
+            (quote! { options: &#opts_ty, }, fill_kwargs(&opts))
+        };
+        fns.push(quote! {
+            #d
+            pub fn #fn_name<'py>(&self, py: Python<'py>, #(#arg_names: &impl ToPy,)* #opt_arg) -> Result<#ret> {
+                let m = self.module.bind(py);
+                let args = rt::pyo3::types::PyTuple::new(py, [#(#arg_names.to_py(py, &m)?),*] as [Bound<'py, PyAny>; #n_args])
+                    .context(|| format!("{}.{} arguments", #name, #key))?;
+                let kw = Kwargs::new(py, &self.module);
+                #(#fill)*
+                let _ = &m;
+                let out = rt::call_method(&self.obj.bind(py).clone(), #key, args, Some(&kw.into_dict()))?;
+                #convert
+            }
+        });
+    }
+    let about = doc(&format!(" A Python `{name}` over a [`Store`]."));
+    let new_doc = doc(&format!(
+        " `{name}({store_name}, ...)`; a store with `replica_num` set passes its `ReplicateConfig` to every write that takes a `config`."
+    ));
+    items.push(quote! {
+        #about
+        pub struct #ty {
+            obj: Py<PyAny>,
+            module: Module,
+            replicate: Option<Py<PyAny>>,
+        }
+
+        impl #ty {
+            #new_doc
+            pub fn new(py: Python<'_>, module: &Module, store: &Store, options: &#init_opts_ty) -> Result<Self> {
+                let kw = Kwargs::new(py, module);
+                #(#init_fill)*
+                let obj = module
+                    .attr(py, #name)?
+                    .call((store.object(py),), Some(&kw.into_dict()))
+                    .context(|| format!("{}(...)", #name))?;
+                Ok(#ty {
+                    obj: obj.unbind(),
+                    module: module.clone_ref(py),
+                    replicate: store.replicate_config(py).map(|c| c.unbind()),
+                })
+            }
+
+            /// The Python object.
+            pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+                self.obj.bind(py).clone()
+            }
+
+            #(#fns)*
+        }
+    });
+    Ok(quote! { #(#items)* })
+}
+
+fn function(name: &str, params: &[Param], ret: Option<&str>) -> Result<TokenStream, RenderError> {
+    let fn_name = ident(name);
+    let pos = positional(params);
+    let arg_names: Vec<_> = pos.iter().map(|p| ident(&p.name)).collect();
+    let n_args = arg_names.len();
+    let (ret, convert) = returns(ret);
+    let d = doc(&format!(" `{name}(...)`, a module-level function."));
+    Ok(quote! {
+        #d
+        pub fn #fn_name<'py>(py: Python<'py>, module: &Module, #(#arg_names: &impl ToPy),*) -> Result<#ret> {
+            let m = module.bind(py);
+            let args = rt::pyo3::types::PyTuple::new(py, [#(#arg_names.to_py(py, &m)?),*] as [Bound<'py, PyAny>; #n_args])
+                .context(|| format!("{} arguments", #name))?;
+            let out = module.attr(py, #name)?.call1(args).context(|| format!("{}(...)", #name))?;
+            #convert
+        }
+    })
+}

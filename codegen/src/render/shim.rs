@@ -1,0 +1,146 @@
+//! generated/python/<shim>.py: the import-time check shipped in images.
+
+use super::python::{Py, str_literal};
+use super::{HEADER, Output, RenderError};
+use crate::model::{Api, DefaultValue, NativeCheck, Param, ParamKind, RelPath, SymbolKind};
+use askama::Template;
+
+#[derive(Template)]
+#[template(path = "shim.py", escape = "none")]
+struct ShimTemplate {
+    header: &'static str,
+    module: String,
+    shim: String,
+    module_lit: String,
+    native_module_lit: String,
+    repo_lit: String,
+    path_lit: String,
+    commit_lit: String,
+    sha256_lit: String,
+    fingerprint_lit: String,
+    fix_lit: String,
+    package_prefix_lit: String,
+    symbols_lit: String,
+    native_lit: String,
+    symbols: Vec<String>,
+    symbol_lits: Vec<String>,
+}
+
+pub fn path(api: &Api) -> RelPath {
+    RelPath::new(&format!("generated/python/{}.py", api.shim.module))
+        .expect("a Python identifier makes a valid file name")
+}
+
+pub fn render(api: &Api) -> Result<Output, RenderError> {
+    let u = &api.upstream;
+    let images: Vec<&str> = api.images.iter().map(|i| i.dockerfile.as_str()).collect();
+    let mut fix = format!(
+        "install {} at {} over the installed package (the {} regions of {} do it)",
+        u.path,
+        u.short_commit(),
+        api.name,
+        images.join(" and ")
+    );
+    if let Some((package, version)) = &api.drop.first_release {
+        fix.push_str(&format!(", or install {package}>={version}"));
+    }
+    let symbols: Vec<String> = api.symbols.iter().map(|s| s.name.clone()).collect();
+    let template = ShimTemplate {
+        header: HEADER,
+        module: u.module.clone(),
+        shim: api.shim.module.clone(),
+        module_lit: str_literal(&u.module),
+        native_module_lit: str_literal(&u.native_module),
+        repo_lit: str_literal(&u.repo),
+        path_lit: str_literal(&u.path),
+        commit_lit: str_literal(&u.commit),
+        sha256_lit: str_literal(&u.sha256),
+        fingerprint_lit: str_literal(&api.fingerprint()),
+        fix_lit: str_literal(&fix),
+        // Every wheel flavour (-non-cuda, -cuda13, -rocm, ...) shares this prefix.
+        package_prefix_lit: str_literal("mooncake-transfer-engine"),
+        symbols_lit: Py::List(api.symbols.iter().map(symbol).collect()).to_source(0),
+        native_lit: Py::List(api.native.iter().map(native).collect()).to_source(0),
+        symbol_lits: symbols.iter().map(|s| str_literal(s)).collect(),
+        symbols,
+    };
+    Ok(Output::File {
+        path: path(api),
+        contents: super::lines(template.render()?),
+    })
+}
+
+fn params(params: &[Param]) -> Py {
+    Py::List(
+        params
+            .iter()
+            .map(|p| {
+                let (default, factory) = match &p.default {
+                    Some(DefaultValue::Expr(e)) => (Py::str(e), Py::None),
+                    Some(DefaultValue::Factory(f)) => (Py::None, Py::str(f)),
+                    None => (Py::None, Py::None),
+                };
+                let kind = match p.kind {
+                    ParamKind::Positional => "positional",
+                    ParamKind::KeywordOnly => "keyword",
+                };
+                Py::Dict(vec![
+                    ("name", Py::str(&p.name)),
+                    ("kind", Py::str(kind)),
+                    ("default", default),
+                    ("factory", factory),
+                ])
+            })
+            .collect(),
+    )
+}
+
+fn symbol(s: &crate::model::Symbol) -> Py {
+    let mut d = vec![
+        ("name", Py::str(&s.name)),
+        ("kind", Py::str(s.kind.as_str())),
+    ];
+    match &s.kind {
+        SymbolKind::Dataclass { frozen, fields } => {
+            d.push(("frozen", Py::Bool(*frozen)));
+            d.push(("fields", params(fields)));
+        }
+        SymbolKind::Class { init, methods } => {
+            d.push(("init", params(init)));
+            let methods = methods
+                .iter()
+                .map(|m| {
+                    Py::Dict(vec![
+                        ("name", Py::str(&m.name)),
+                        ("static", Py::Bool(m.staticmethod)),
+                        ("params", params(&m.params)),
+                    ])
+                })
+                .collect();
+            d.push(("methods", Py::List(methods)));
+        }
+        SymbolKind::Function { params: p, .. } => d.push(("params", params(p))),
+        SymbolKind::Alias {
+            target, params: p, ..
+        } => {
+            d.push(("target", Py::str(target)));
+            d.push(("params", params(p)));
+        }
+    }
+    Py::Dict(d)
+}
+
+fn native(n: &crate::model::NativeRequirement) -> Py {
+    let mut d = vec![
+        ("object", Py::str(&n.object)),
+        ("reason", Py::str(&n.reason)),
+    ];
+    match &n.check {
+        NativeCheck::Overload(o) => d.push(("overload", Py::str(o))),
+        NativeCheck::Attribute { name, instance } => {
+            d.push(("attribute", Py::str(name)));
+            d.push(("instance", Py::Bool(*instance)));
+        }
+    }
+    Py::Dict(d)
+}

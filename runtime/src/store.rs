@@ -1,0 +1,253 @@
+//! The store object a transfer writes through: a real `MooncakeDistributedStore` set up from a
+//! typed config, or the embedded store when no master is configured.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde::{Deserialize, Serialize};
+
+use crate::embedded::EmbeddedStore;
+use crate::error::{Error, PyContext, Result};
+
+/// The keys the consumer passes to `MooncakeDistributedStore.setup(config: dict)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    pub local_hostname: String,
+    /// `"P2PHANDSHAKE"` or `http://host:port/metadata`.
+    pub metadata_server: String,
+    pub global_segment_size: u64,
+    pub local_buffer_size: u64,
+    /// `"rdma"` or `"tcp"`.
+    pub protocol: String,
+    pub rdma_devices: String,
+    /// `host:port` of mooncake_master's RPC port.
+    pub master_server_addr: String,
+    /// Copies per object, passed per put as `ReplicateConfig.replica_num`; `None` = default.
+    #[serde(default)]
+    pub replica_num: Option<u32>,
+    /// Sets `MC_TCP_BIND_ADDRESS` before setup (needed on loopback with http metadata, or the
+    /// transfer engine advertises the machine's external address).
+    #[serde(default)]
+    pub tcp_bind_address: Option<String>,
+    /// How long the master (and an http metadata server) may take to accept a TCP connection.
+    #[serde(default = "default_probe_ms")]
+    pub probe_timeout_ms: u64,
+}
+
+fn default_probe_ms() -> u64 {
+    2000
+}
+
+impl StoreConfig {
+    /// A loopback TCP config for a master at `master_server_addr`, with P2P handshake metadata
+    /// and the consumer's test sizes.
+    pub fn loopback(master_server_addr: impl Into<String>) -> Self {
+        StoreConfig {
+            local_hostname: "127.0.0.1".into(),
+            metadata_server: "P2PHANDSHAKE".into(),
+            global_segment_size: 512 << 20,
+            local_buffer_size: 256 << 20,
+            protocol: "tcp".into(),
+            rdma_devices: String::new(),
+            master_server_addr: master_server_addr.into(),
+            replica_num: None,
+            tcp_bind_address: Some("127.0.0.1".into()),
+            probe_timeout_ms: default_probe_ms(),
+        }
+    }
+
+    fn to_py_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("local_hostname", &self.local_hostname)?;
+        d.set_item("metadata_server", &self.metadata_server)?;
+        d.set_item("global_segment_size", self.global_segment_size)?;
+        d.set_item("local_buffer_size", self.local_buffer_size)?;
+        d.set_item("protocol", &self.protocol)?;
+        d.set_item("rdma_devices", &self.rdma_devices)?;
+        d.set_item("master_server_addr", &self.master_server_addr)?;
+        Ok(d)
+    }
+}
+
+/// Which kind of store a [`Store`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Embedded,
+    Distributed,
+}
+
+/// A store object ready to hand to `MooncakeBundleTransfer`.
+pub struct Store {
+    obj: Py<PyAny>,
+    kind: StoreKind,
+    replicate: Option<Py<PyAny>>,
+    embedded: Option<Py<EmbeddedStore>>,
+}
+
+impl Store {
+    /// A fresh embedded store (no limit on bytes held).
+    pub fn embedded() -> Result<Store> {
+        Python::attach(|py| {
+            let store =
+                Py::new(py, EmbeddedStore::default()).context(|| "create EmbeddedStore".into())?;
+            Ok(Store {
+                obj: store.clone_ref(py).into_any(),
+                kind: StoreKind::Embedded,
+                replicate: None,
+                embedded: Some(store),
+            })
+        })
+    }
+
+    /// A `MooncakeDistributedStore` set up from `config`. The master's port is probed first:
+    /// a master that is not running fails here within `probe_timeout_ms`, whereas the native
+    /// `setup` retries for about 90 s while holding the GIL.
+    pub fn connect(config: &StoreConfig) -> Result<Store> {
+        let timeout = Duration::from_millis(config.probe_timeout_ms);
+        probe("master", &config.master_server_addr, timeout)?;
+        if let Some(hostport) = http_hostport(&config.metadata_server) {
+            probe("metadata server", &hostport, timeout)?;
+        }
+        Python::attach(|py| {
+            if let Some(addr) = &config.tcp_bind_address {
+                py.import("os")
+                    .and_then(|os| os.getattr("environ"))
+                    .and_then(|env| env.set_item("MC_TCP_BIND_ADDRESS", addr))
+                    .context(|| "set MC_TCP_BIND_ADDRESS".into())?;
+            }
+            let native = py
+                .import("mooncake.store")
+                .context(|| "import mooncake.store".into())?;
+            let store = native
+                .getattr("MooncakeDistributedStore")
+                .and_then(|cls| cls.call0())
+                .context(|| "MooncakeDistributedStore()".into())?;
+            let started = Instant::now();
+            let rc: i64 = store
+                .call_method1(
+                    "setup",
+                    (config.to_py_dict(py).context(|| "setup config".into())?,),
+                )
+                .and_then(|r| r.extract())
+                .context(|| "MooncakeDistributedStore.setup".into())?;
+            if rc != 0 {
+                return Err(Error::Connect(format!(
+                    "MooncakeDistributedStore.setup returned {rc} after {:.1?} (master {}, metadata {})",
+                    started.elapsed(),
+                    config.master_server_addr,
+                    config.metadata_server
+                )));
+            }
+            let replicate = match config.replica_num {
+                None => None,
+                Some(n) => {
+                    let rc = native
+                        .getattr("ReplicateConfig")
+                        .and_then(|cls| cls.call0())
+                        .context(|| "ReplicateConfig()".into())?;
+                    rc.setattr("replica_num", n)
+                        .context(|| "ReplicateConfig.replica_num".into())?;
+                    Some(rc.unbind())
+                }
+            };
+            Ok(Store {
+                obj: store.unbind(),
+                kind: StoreKind::Distributed,
+                replicate,
+                embedded: None,
+            })
+        })
+    }
+
+    /// The embedded store when `config` is `None`, else a connection.
+    pub fn open(config: Option<&StoreConfig>) -> Result<Store> {
+        match config {
+            None => Store::embedded(),
+            Some(c) => Store::connect(c),
+        }
+    }
+
+    pub fn kind(&self) -> StoreKind {
+        self.kind
+    }
+
+    /// The Python store object.
+    pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.obj.bind(py).clone()
+    }
+
+    /// The `ReplicateConfig` built from `replica_num`, to pass as a put's `config`.
+    pub fn replicate_config<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.replicate.as_ref().map(|r| r.bind(py).clone())
+    }
+
+    /// The Rust side of the embedded store, if this is one.
+    pub fn embedded_store<'py>(&self, py: Python<'py>) -> Option<&EmbeddedStore> {
+        let _ = py;
+        self.embedded.as_ref().map(|s| s.get())
+    }
+
+    /// `is_exist(key)` on either kind of store.
+    pub fn contains(&self, key: &str) -> Result<bool> {
+        Python::attach(|py| {
+            let found: i64 = self
+                .obj
+                .bind(py)
+                .call_method1("is_exist", (key,))
+                .and_then(|r| r.extract())
+                .context(|| format!("is_exist({key:?})"))?;
+            Ok(found == 1)
+        })
+    }
+
+    /// Closes a distributed store (a no-op for the embedded one).
+    pub fn close(&self) -> Result<()> {
+        if self.kind == StoreKind::Embedded {
+            return Ok(());
+        }
+        Python::attach(|py| {
+            self.obj
+                .bind(py)
+                .call_method0("close")
+                .map(|_| ())
+                .context(|| "MooncakeDistributedStore.close".into())
+        })
+    }
+}
+
+/// `host:port` of an `http://host:port/...` metadata URL.
+fn http_hostport(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("http://")?;
+    let hostport = rest.split('/').next()?;
+    Some(if hostport.contains(':') {
+        hostport.to_owned()
+    } else {
+        format!("{hostport}:80")
+    })
+}
+
+/// Connects to `addr` within `timeout` or says why not.
+pub fn probe(what: &str, addr: &str, timeout: Duration) -> Result<()> {
+    let started = Instant::now();
+    let addrs: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| Error::Connect(format!("{what} address {addr:?} does not resolve: {e}")))?
+        .collect();
+    let mut last = String::from("no address");
+    for sa in &addrs {
+        let left = timeout
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(1));
+        match TcpStream::connect_timeout(sa, left) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(Error::Connect(format!(
+        "{what} at {addr} is not reachable ({last}, after {:.1?}); is mooncake_master running?",
+        started.elapsed()
+    )))
+}
