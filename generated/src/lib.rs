@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use mooncake_sos_runtime as rt;
 use rt::pyo3::prelude::*;
-use rt::{Error, Kwargs, Module, PyContext, Result, ToPy};
+use rt::{Kwargs, PyContext, ToPy};
 pub use rt::{
-    EmbeddedStore, PythonEnv, Record, ReplicateConfig, Rows, Store, StoreConfig,
+    EmbeddedStore, Error, Module, PythonEnv, Record, ReplicateConfig, Result, Rows,
+    Store, StoreConfig,
 };
 /// The Python module these bindings call.
 pub const MODULE: &str = "mooncake.structured_object_store";

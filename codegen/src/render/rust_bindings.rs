@@ -28,9 +28,12 @@ pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
 
         use mooncake_sos_runtime as rt;
         use rt::pyo3::prelude::*;
-        use rt::{Error, Kwargs, Module, PyContext, Result, ToPy};
+        use rt::{Kwargs, PyContext, ToPy};
 
-        pub use rt::{EmbeddedStore, PythonEnv, Record, ReplicateConfig, Rows, Store, StoreConfig};
+        pub use rt::{
+            EmbeddedStore, Error, Module, PythonEnv, Record, ReplicateConfig, Result, Rows, Store,
+            StoreConfig,
+        };
 
         #consts
         #api_spec
