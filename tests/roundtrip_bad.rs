@@ -1,1 +1,243 @@
-//! placeholder
+//! Bad cases, each with a clear error and no hang: a module missing a symbol (a temp package
+//! tree with a doctored copy of the real module), handles of the wrong type/version/kind/
+//! section/stage (in Rust and through Python's import_ref), and key collisions.
+
+use std::path::PathBuf;
+
+use mooncake_sos::{Error, MooncakeBundleTransfer, PutOptions, PythonEnv, RefHandle, Store};
+use mooncake_sos_runtime::pyo3::prelude::*;
+use mooncake_sos_runtime::pyo3::types::{PyBytes, PyDict};
+use mooncake_sos_runtime::{ApiSpec, Module, status};
+use mooncake_sos_tests::TestEnv;
+use mooncake_sos_tests::data::Sample;
+use serde_json::{Value, json};
+
+fn load() -> (TestEnv, Module) {
+    let env = TestEnv::get();
+    let module = mooncake_sos::load(&env.python_env()).unwrap_or_else(|e| panic!("{e}"));
+    (env, module)
+}
+
+/// A package `mcbroken` whose structured_object_store lacks `export_ref` and whose
+/// `cleanup_dataproto` grew a required parameter.
+fn broken_tree(env: &TestEnv) -> (tempfile::TempDir, PathBuf) {
+    let real = env
+        .site_packages()
+        .join("mooncake/structured_object_store.py");
+    let source = std::fs::read_to_string(&real).expect("read the real module");
+    assert!(
+        source.contains("\nexport_ref = export_dataproto_ref\n"),
+        "the pinned module defines export_ref"
+    );
+    let doctored = source
+        .replace("\nexport_ref = export_dataproto_ref\n", "\n")
+        .replace(
+            "def cleanup_dataproto(self, ref",
+            "def cleanup_dataproto(self, strict, ref",
+        );
+    assert_ne!(doctored, source);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pkg = dir.path().join("mcbroken");
+    std::fs::create_dir(&pkg).expect("mkdir");
+    std::fs::write(pkg.join("__init__.py"), "").expect("write");
+    std::fs::write(pkg.join("structured_object_store.py"), doctored).expect("write");
+    let root = dir.path().to_path_buf();
+    (dir, root)
+}
+
+#[test]
+fn module_missing_a_symbol_fails_at_load() {
+    let env = TestEnv::get();
+    let (_dir, root) = broken_tree(&env);
+    let spec: &'static ApiSpec = Box::leak(Box::new(
+        mooncake_sos::API.with_module("mcbroken.structured_object_store"),
+    ));
+    let mut penv = PythonEnv::venv(&env.venv);
+    penv.extra_paths.push(root);
+    let err = match Module::load(spec, &penv) {
+        Ok(_) => panic!("a module without export_ref passed the check"),
+        Err(Error::Spec(s)) => s,
+        Err(other) => panic!("expected a spec mismatch, got {other}"),
+    };
+    let text = err.to_string();
+    assert_eq!(err.misses.len(), 2, "{text}");
+    assert!(
+        err.misses[0]
+            .contains("mcbroken.structured_object_store.MooncakeBundleTransfer.cleanup_dataproto"),
+        "{text}"
+    );
+    assert!(
+        err.misses[0].contains("expected (self, ref)")
+            && err.misses[0].contains("found (self, strict, ref"),
+        "{text}"
+    );
+    assert!(err.misses[1].contains("export_ref: missing"), "{text}");
+    assert!(err.pin.contains(mooncake_sos::UPSTREAM_COMMIT), "{text}");
+    assert!(
+        err.installed
+            .contains("mooncake-transfer-engine-non-cuda==0.3.12.post1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_real_module_passes_the_check() {
+    let (_env, module) = load();
+    assert_eq!(module.spec().module, mooncake_sos::MODULE);
+}
+
+/// A handle exported from a real put on the embedded store.
+fn exported_handle(module: &Module) -> Value {
+    Python::attach(|py| {
+        let store = Store::embedded().expect("store");
+        let t =
+            MooncakeBundleTransfer::new(py, module, &store, &Default::default()).expect("transfer");
+        let put = PutOptions {
+            r#type: Some("dict".into()),
+            field_schemas: Some(Sample::schemas()),
+            ..Default::default()
+        };
+        let r = t.put(py, &Sample::new(2).record(py), &put).expect("put");
+        mooncake_sos::export_ref(py, module, &r).expect("export_ref")
+    })
+}
+
+fn bad_variants(good: &Value) -> Vec<(&'static str, Value, &'static str)> {
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        v
+    };
+    let first_field = good["field_index"]
+        .as_object()
+        .and_then(|m| m.keys().next().cloned())
+        .expect("a field");
+    let ff = first_field.clone();
+    let ff2 = first_field.clone();
+    vec![
+        (
+            "type",
+            with(&|v| v["type"] = json!("something_else")),
+            "not a Mooncake DataProto ref handle",
+        ),
+        (
+            "version",
+            with(&|v| v["version"] = json!(2)),
+            "unsupported DataProto ref handle version",
+        ),
+        (
+            "kind",
+            with(&|v| v["kind"] = json!("flat")),
+            "unsupported DataProto ref handle kind",
+        ),
+        (
+            "section",
+            with(&move |v| v["field_index"][&ff]["section"] = json!("meta_info")),
+            "invalid DataProto field section",
+        ),
+        (
+            "stage",
+            with(&move |v| v["field_index"][&ff2]["stage"] = json!("nope")),
+            "references unknown stage",
+        ),
+    ]
+}
+
+#[test]
+fn bad_handles_are_refused_in_rust_and_in_python() {
+    let (_env, module) = load();
+    let good = exported_handle(&module);
+    RefHandle::from_value(good.clone()).expect("the exported handle is valid");
+    for (what, bad, message) in bad_variants(&good) {
+        let text = serde_json::to_string(&bad).expect("json");
+        match RefHandle::from_json(&text) {
+            Err(Error::Handle(m)) => assert!(m.contains(message), "{what}: {m}"),
+            other => panic!("{what}: RefHandle accepted a bad handle: {other:?}"),
+        }
+        // The same handle through upstream's import_ref gives the same verdict.
+        let err = Python::attach(|py| {
+            let loaded = py
+                .import("json")
+                .and_then(|j| j.call_method1("loads", (text.as_str(),)))
+                .expect("loads");
+            mooncake_sos::import_ref(py, &module, &loaded)
+                .err()
+                .map(|e| e.to_string())
+        });
+        let err = err.unwrap_or_else(|| panic!("{what}: import_ref accepted a bad handle"));
+        assert!(
+            err.contains("ValueError") && err.contains(message),
+            "{what}: {err}"
+        );
+    }
+    assert!(matches!(
+        RefHandle::from_json("{not json"),
+        Err(Error::Handle(_))
+    ));
+}
+
+#[test]
+fn key_collision_is_refused_and_keeps_the_first_value() {
+    let _ = load();
+    Python::attach(|py| {
+        let store = Store::embedded().expect("store");
+        let obj = store.object(py);
+        let put = |v: &[u8]| -> i64 {
+            obj.call_method1("put", ("k", PyBytes::new(py, v)))
+                .and_then(|r| r.extract())
+                .expect("put")
+        };
+        assert_eq!(put(b"first"), status::OK);
+        assert_eq!(put(b"second"), status::OBJECT_ALREADY_EXISTS);
+        let got = obj.call_method1("get", ("k",)).expect("get");
+        assert_eq!(got.cast::<PyBytes>().expect("bytes").as_bytes(), b"first");
+    });
+}
+
+#[test]
+fn colliding_transfer_keys_fail_the_second_put_and_keep_the_first() {
+    let (_env, module) = load();
+    Python::attach(|py| {
+        let store = Store::embedded().expect("store");
+        let t = MooncakeBundleTransfer::new(py, &module, &store, &Default::default())
+            .expect("transfer");
+        // Pin the module's uuid4 so two puts pick the same object id, then restore it.
+        let globals = PyDict::new(py);
+        globals.set_item("m", module.bind(py)).expect("set");
+        py.run(c"import types, uuid\nsaved = m.uuid\nm.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=7))", Some(&globals), None)
+            .expect("patch uuid");
+        let put = PutOptions {
+            r#type: Some("dict".into()),
+            field_schemas: Some(Sample::schemas()),
+            ..Default::default()
+        };
+        let sample = Sample::new(3);
+        let first = t.put(py, &sample.record(py), &put);
+        let second = t.put(py, &Sample::new(4).record(py), &put);
+        py.run(c"m.uuid = saved", Some(&globals), None)
+            .expect("restore uuid");
+        let first = first.expect("first put");
+        let err = match second {
+            Ok(_) => panic!("a colliding put succeeded"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("failed") && err.contains(&status::OBJECT_ALREADY_EXISTS.to_string()),
+            "{err}"
+        );
+        let got = t
+            .get(
+                py,
+                &first,
+                &mooncake_sos::GetOptions {
+                    r#type: Some("dict".into()),
+                    ..Default::default()
+                },
+            )
+            .expect("get first");
+        let got = mooncake_sos::Record::from_object(&got).expect("dict");
+        sample.check(py, &got, &[0, 1, 2], None);
+        t.cleanup_dataproto(py, &first).expect("cleanup");
+        assert_eq!(store.embedded_store(py).expect("embedded").usage(), (0, 0));
+    });
+}

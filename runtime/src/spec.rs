@@ -105,6 +105,11 @@ pub enum NativeCheck {
 }
 
 impl ApiSpec {
+    /// The same spec for a module importable under another name (tests check doctored copies).
+    pub const fn with_module(self, module: &'static str) -> ApiSpec {
+        ApiSpec { module, ..self }
+    }
+
     /// `repo@commit (module sha256 ...; wheel ...)`, the pin as errors print it.
     pub fn pin(&self) -> String {
         format!(
@@ -280,7 +285,15 @@ fn check_params(
     };
     let found: Vec<(String, String, bool)> =
         found.extract().context(|| format!("{item} params"))?;
-    let want = render_expected(expected);
+    let mut want = render_expected(expected);
+    if drop_self {
+        // Printed beside inspect's text, which shows self for methods.
+        want = if expected.is_empty() {
+            "(self)".to_owned()
+        } else {
+            want.replacen('(', "(self, ", 1)
+        };
+    }
     let mut problems = Vec::new();
     let mut at = 0usize;
     for param in expected {
