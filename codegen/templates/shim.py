@@ -144,6 +144,7 @@ def _check_symbol(module: Any, spec: dict[str, Any], misses: list[str]) -> None:
             target = getattr(module, spec["target"], _MISSING)
             if obj is not target:
                 misses.append(f"{name}: is not an alias of {spec['target']}")
+                return
         if not callable(obj):
             misses.append(f"{name}: is not callable")
             return
@@ -164,9 +165,14 @@ def _split_params(text: str) -> list[str]:
 
 
 def _overloads(obj: Any, name: str) -> list[str]:
-    """The parameter lists after `self` of each signature line in a pybind11 docstring."""
+    """The parameter lists after `self` of each signature line in a pybind11 docstring.
+
+    An object default prints with its address (`<mooncake.store.ReplicateConfig object at
+    0x7f...>`), which differs on every run: `<... at 0x...>` becomes `<...>`.
+    """
     found = []
     for line in (getattr(obj, "__doc__", None) or "").splitlines():
+        line = re.sub(r"<([^<>]*?) at 0x[0-9a-fA-F]+>", r"<\1>", line)
         m = re.match(r"\s*(?:\d+\.\s*)?" + re.escape(name) + r"\((.*)\)\s*->", line)
         if m:
             params = _split_params(m.group(1))

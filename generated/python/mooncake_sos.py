@@ -25,7 +25,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "46b7184a5a38bfb00d1e0d99fae9b46791c12eb6692a23c669c8510d42ae5053"
+API_FINGERPRINT = "9bf5519190ca54502c92cbf632c52ca9a1742edbf3a829ac57c774641352d96b"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 
 # The contract, as api.toml declares it.
@@ -81,6 +81,10 @@ NATIVE: list[dict[str, Any]] = [
     {"object": "MooncakeDistributedStore.setup", "reason": "the consumer connects with store.setup({...}) (pybind11 overload added upstream in #1445)", "overload": "config: dict"},
     {"object": "MooncakeDistributedStore.remove", "reason": "cleanup_dataproto calls store.remove(key, True)", "overload": "key: str, force: bool = False"},
     {"object": "ReplicateConfig", "reason": "the consumer passes config=ReplicateConfig() with replica_num set", "attribute": "replica_num", "instance": True},
+    {"object": "MooncakeDistributedStore.put", "reason": "put writes every chunk and manifest with store.put(key, value, config=config)", "overload": "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>"},
+    {"object": "MooncakeDistributedStore.get", "reason": "get reads every manifest and chunk with store.get(key)", "overload": "arg0: str"},
+    {"object": "MooncakeDistributedStore.batch_remove", "reason": "cleanup_dataproto removes a stage's keys with store.batch_remove(keys, True)", "overload": "keys: list[str], force: bool = False"},
+    {"object": "MooncakeDistributedStore.get_into_ranges", "reason": "get(rows=...) reads row ranges with store.get_into_ranges; the module's fallback without it fails", "overload": "buffer_ptrs: list[int], all_keys: list[list[str]], all_dst_offsets: list[list[list[int]]], all_src_offsets: list[list[list[int]]], all_sizes: list[list[list[int]]]"},
 ]
 
 __all__ = ["FieldSchema", "MooncakeBundleTransfer", "export_ref", "import_ref", "API_FINGERPRINT", "check"]
@@ -195,6 +199,7 @@ def _check_symbol(module: Any, spec: dict[str, Any], misses: list[str]) -> None:
             target = getattr(module, spec["target"], _MISSING)
             if obj is not target:
                 misses.append(f"{name}: is not an alias of {spec['target']}")
+                return
         if not callable(obj):
             misses.append(f"{name}: is not callable")
             return
@@ -215,9 +220,14 @@ def _split_params(text: str) -> list[str]:
 
 
 def _overloads(obj: Any, name: str) -> list[str]:
-    """The parameter lists after `self` of each signature line in a pybind11 docstring."""
+    """The parameter lists after `self` of each signature line in a pybind11 docstring.
+
+    An object default prints with its address (`<mooncake.store.ReplicateConfig object at
+    0x7f...>`), which differs on every run: `<... at 0x...>` becomes `<...>`.
+    """
     found = []
     for line in (getattr(obj, "__doc__", None) or "").splitlines():
+        line = re.sub(r"<([^<>]*?) at 0x[0-9a-fA-F]+>", r"<\1>", line)
         m = re.match(r"\s*(?:\d+\.\s*)?" + re.escape(name) + r"\((.*)\)\s*->", line)
         if m:
             params = _split_params(m.group(1))

@@ -22,7 +22,7 @@ pub const UPSTREAM_SHA256: &str = "6f2361e68655784a71348b40b963883ea369553f52e36
 /// The first release whose wheel carries the whole API (`package==version`), if known.
 pub const FIRST_RELEASE: &str = "mooncake-transfer-engine-non-cuda==0.3.12.post1";
 /// sha256 of the canonical contract in api.toml.
-pub const API_FINGERPRINT: &str = "46b7184a5a38bfb00d1e0d99fae9b46791c12eb6692a23c669c8510d42ae5053";
+pub const API_FINGERPRINT: &str = "9bf5519190ca54502c92cbf632c52ca9a1742edbf3a829ac57c774641352d96b";
 /// Everything the runtime checks in the installed module before the first call.
 pub static API: rt::ApiSpec = rt::ApiSpec {
     module: MODULE,
@@ -253,6 +253,30 @@ pub static API: rt::ApiSpec = rt::ApiSpec {
                 name: "replica_num",
                 instance: true,
             },
+        },
+        rt::NativeSpec {
+            module: NATIVE_MODULE,
+            object: "MooncakeDistributedStore.put",
+            check: rt::NativeCheck::Overload(
+                "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>",
+            ),
+        },
+        rt::NativeSpec {
+            module: NATIVE_MODULE,
+            object: "MooncakeDistributedStore.get",
+            check: rt::NativeCheck::Overload("arg0: str"),
+        },
+        rt::NativeSpec {
+            module: NATIVE_MODULE,
+            object: "MooncakeDistributedStore.batch_remove",
+            check: rt::NativeCheck::Overload("keys: list[str], force: bool = False"),
+        },
+        rt::NativeSpec {
+            module: NATIVE_MODULE,
+            object: "MooncakeDistributedStore.get_into_ranges",
+            check: rt::NativeCheck::Overload(
+                "buffer_ptrs: list[int], all_keys: list[list[str]], all_dst_offsets: list[list[list[int]]], all_src_offsets: list[list[list[int]]], all_sizes: list[list[list[int]]]",
+            ),
         },
     ],
 };

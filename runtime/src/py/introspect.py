@@ -2,6 +2,7 @@
 import importlib
 import importlib.metadata
 import inspect
+import re
 
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: "positional",
@@ -69,7 +70,8 @@ def overloads(obj):
     name = getattr(obj, "__name__", "")
     found = []
     for line in (getattr(obj, "__doc__", None) or "").splitlines():
-        text = line.strip()
+        # An object default prints with its address, different on every run: drop it.
+        text = re.sub(r"<([^<>]*?) at 0x[0-9a-fA-F]+>", r"<\1>", line.strip())
         head, _, rest = text.partition(". ")
         if head.isdigit():
             text = rest
