@@ -1,4 +1,4 @@
-//! generated/src/lib.rs (and generated/Cargo.toml): Rust bindings over the PyO3 runtime
+//! generated/src/lib.rs + bindings.rs (and generated/Cargo.toml): Rust bindings over the PyO3 runtime
 //! (`mooncake-sos-runtime`), built with quote! and printed by prettyplease.
 //!
 //! - [`spec`]: the constants and the static `API` spec the runtime checks at load time,
@@ -42,14 +42,23 @@ pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
     };
     let file = syn::parse2::<syn::File>(tokens).map_err(|e| RenderError(e.to_string()))?;
     let module = &api.upstream.module;
-    let contents = format!(
-        "// {HEADER}\n//! Bindings for `{module}`, generated from api.toml.\n\n{}",
+    // prettyplease's layout is not rustfmt's: lib.rs declares the body with rustfmt::skip
+    // so `cargo fmt --check` over the workspace leaves generated code alone.
+    let lib = format!(
+        "// {HEADER}\n//! Bindings for `{module}`, generated from api.toml.\n\n#[rustfmt::skip]\nmod bindings;\n\npub use bindings::*;\n"
+    );
+    let bindings = format!(
+        "// {HEADER}\n//! The body of the bindings for `{module}` (printed by prettyplease).\n\n{}",
         prettyplease::unparse(&file)
     );
     Ok(vec![
         Output::File {
             path: rel("generated/src/lib.rs")?,
-            contents,
+            contents: lib,
+        },
+        Output::File {
+            path: rel("generated/src/bindings.rs")?,
+            contents: bindings,
         },
         Output::File {
             path: rel("generated/Cargo.toml")?,
