@@ -31,3 +31,100 @@ fn dataproto_like_object() {
     scenarios::dataproto(&module, &store);
     assert_eq!(held(&store), 0);
 }
+
+/// Eight threads of full round trips on one embedded store: each reads back exactly its own
+/// data, and nothing is left afterwards.
+#[test]
+fn eight_threads_of_round_trips_share_one_store() {
+    let (module, store) = setup();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..3 {
+                    scenarios::flat_dict(&module, &store);
+                }
+            });
+        }
+    });
+    assert_eq!(held(&store), 0);
+}
+
+/// Raw store calls from eight threads: distinct values per key, read back through `get`,
+/// `get_into` and `get_into_ranges`, never mixed up.
+#[test]
+fn eight_threads_of_raw_calls_keep_keys_apart() {
+    use mooncake_sos_runtime::numpy::{PyArray1, PyArrayMethods};
+    use mooncake_sos_runtime::pyo3::types::{PyAnyMethods, PyBytes, PyBytesMethods};
+    let (_module, store) = setup();
+    let value = |t: usize, k: usize| -> Vec<u8> {
+        (0..(t * 977 + k * 131) % 70_000 + 1)
+            .map(|b| (b * 31 + t * 7 + k) as u8)
+            .collect()
+    };
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let store = &store;
+            s.spawn(move || {
+                for k in 0..40 {
+                    Python::attach(|py| {
+                        let obj = store.object(py);
+                        let key = format!("thread{t}/key{k}");
+                        let want = value(t, k);
+                        let rc: i64 = obj
+                            .call_method1("put", (&key, PyBytes::new(py, &want)))
+                            .and_then(|r| r.extract())
+                            .expect("put");
+                        assert_eq!(rc, 0);
+                        let got = obj.call_method1("get", (&key,)).expect("get");
+                        assert_eq!(got.cast::<PyBytes>().expect("bytes").as_bytes(), &want[..]);
+                        let buf = PyArray1::<u8>::zeros(py, want.len() + 8, false);
+                        let ptr = buf.data() as usize;
+                        let n: i64 = obj
+                            .call_method1("get_into", (&key, ptr, want.len() + 8))
+                            .and_then(|r| r.extract())
+                            .expect("get_into");
+                        assert_eq!(n, want.len() as i64);
+                        let half = want.len() / 2;
+                        let ranges = obj
+                            .call_method1(
+                                "get_into_ranges",
+                                (
+                                    vec![ptr],
+                                    vec![vec![key.clone()]],
+                                    vec![vec![vec![0usize]]],
+                                    vec![vec![vec![half]]],
+                                    vec![vec![vec![want.len() - half]]],
+                                ),
+                            )
+                            .and_then(|r| r.extract::<Vec<Vec<Vec<i64>>>>())
+                            .expect("get_into_ranges");
+                        assert_eq!(ranges, vec![vec![vec![(want.len() - half) as i64]]]);
+                        let bytes = buf.readonly();
+                        let bytes = bytes.as_slice().expect("contiguous");
+                        assert_eq!(&bytes[..want.len() - half], &want[half..]);
+                        if k % 2 == 0 {
+                            let rc: i64 = obj
+                                .call_method1("remove", (&key, true))
+                                .and_then(|r| r.extract())
+                                .expect("remove");
+                            assert_eq!(rc, 0);
+                        }
+                    });
+                }
+            });
+        }
+    });
+    let keys = Python::attach(|py| store.embedded_store(py).expect("embedded").key_list());
+    assert_eq!(keys.len(), 8 * 20);
+    Python::attach(|py| {
+        let emb = store.embedded_store(py).expect("embedded");
+        for t in 0..8 {
+            for k in (1..40).step_by(2) {
+                assert_eq!(
+                    &emb.value(&format!("thread{t}/key{k}")).expect("kept")[..],
+                    &value(t, k)[..]
+                );
+            }
+        }
+    });
+}

@@ -1,0 +1,55 @@
+//! Raw copies between store values and caller-owned addresses (the pointer-based calls of
+//! the real client), kept in one place with their safety contracts.
+
+use std::sync::Arc;
+
+use super::status;
+
+/// A raw address from Python, movable into a GIL-free closure.
+#[derive(Clone, Copy)]
+pub(super) struct Addr(pub(super) usize);
+
+/// Copies `size` bytes from a caller-owned address into a fresh value.
+///
+/// # Safety
+/// `ptr..ptr+size` must be readable for the duration of the call; that is the contract of the
+/// real client's `put_from`, and the module only passes addresses of buffers it holds alive.
+pub(super) unsafe fn copy_from_addr(ptr: Addr, size: usize) -> Arc<[u8]> {
+    let mut v = Vec::with_capacity(size);
+    // SAFETY: the source is readable per the function contract; the destination was just
+    // allocated with `size` capacity and is fully written before set_len.
+    unsafe {
+        std::ptr::copy_nonoverlapping(ptr.0 as *const u8, v.as_mut_ptr(), size);
+        v.set_len(size);
+    }
+    Arc::from(v)
+}
+
+/// Copies `src` into a caller-owned address.
+///
+/// # Safety
+/// `dst..dst+src.len()` must be writable and not overlap `src` (a store value never aliases a
+/// caller buffer: values are private allocations).
+pub(super) unsafe fn copy_to_addr(src: &[u8], dst: Addr) {
+    // SAFETY: per the function contract.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.0 as *mut u8, src.len()) }
+}
+
+pub(super) fn copy_range(
+    value: Option<&[u8]>,
+    base: usize,
+    dst: usize,
+    src: usize,
+    size: usize,
+) -> i64 {
+    let Some(value) = value else {
+        return status::OBJECT_NOT_FOUND;
+    };
+    let in_bounds = src.checked_add(size).is_some_and(|end| end <= value.len());
+    let Some(target) = base.checked_add(dst).filter(|_| base != 0 && in_bounds) else {
+        return status::INVALID_PARAMS;
+    };
+    // SAFETY: get_into_ranges' contract: the caller's buffer covers `dst..dst+size`.
+    unsafe { copy_to_addr(&value[src..src + size], Addr(target)) };
+    size as i64
+}
