@@ -349,9 +349,9 @@ pub fn type_error(message: String) -> PyErr {
     PyTypeError::new_err(message)
 }
 
-impl ToPy for Bound<'_, PyAny> {
+impl<T> ToPy for Bound<'_, T> {
     fn to_py<'py>(&self, py: Python<'py>, _m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
-        Ok(self.clone().unbind().into_bound(py))
+        Ok(self.clone().into_any().unbind().into_bound(py))
     }
 }
 
