@@ -8,11 +8,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn api() -> Api {
-    mooncake_sos_codegen::load(&root().join("api.toml"), "api.toml").unwrap_or_else(|d| panic!("{d}"))
+    mooncake_sos_codegen::load(&root().join("api.toml"), "api.toml")
+        .unwrap_or_else(|d| panic!("{d}"))
 }
 
 /// A module carrying the whole API as api.toml declares it.
@@ -98,22 +102,40 @@ impl Tree {
         std::fs::write(pkg.join("structured_object_store.py"), module).unwrap();
         std::fs::write(pkg.join("store.py"), native).unwrap();
         // The installed wheel's metadata, which the report names.
-        let dist = dir.path().join("mooncake_transfer_engine_cuda13-0.3.11.post1.dist-info");
+        let dist = dir
+            .path()
+            .join("mooncake_transfer_engine_cuda13-0.3.11.post1.dist-info");
         std::fs::create_dir_all(&dist).unwrap();
-        std::fs::write(dist.join("METADATA"), "Metadata-Version: 2.1\nName: mooncake-transfer-engine-cuda13\nVersion: 0.3.11.post1\n").unwrap();
-        std::fs::copy(root().join("generated/python/mooncake_sos.py"), dir.path().join("mooncake_sos.py")).unwrap();
+        std::fs::write(
+            dist.join("METADATA"),
+            "Metadata-Version: 2.1\nName: mooncake-transfer-engine-cuda13\nVersion: 0.3.11.post1\n",
+        )
+        .unwrap();
+        std::fs::copy(
+            root().join("generated/python/mooncake_sos.py"),
+            dir.path().join("mooncake_sos.py"),
+        )
+        .unwrap();
         Tree { dir }
     }
 
     fn python(&self, args: &[&str]) -> (i32, String, String) {
         let out = Command::new("python3")
-            .args(["-I", "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); exec(sys.argv.pop(1))"])
+            .args([
+                "-I",
+                "-c",
+                "import sys; sys.path.insert(0, sys.argv.pop(1)); exec(sys.argv.pop(1))",
+            ])
             .arg(self.dir.path())
             .args(args)
             .output()
             .expect("python3 runs");
         let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-        (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+        (
+            out.status.code().unwrap_or(-1),
+            text(out.stdout),
+            text(out.stderr),
+        )
     }
 
     /// The problems `import mooncake_sos` raises, one per line.
@@ -125,14 +147,24 @@ impl Tree {
         if out.trim() == "imported" {
             return vec![];
         }
-        assert!(out.contains("problem(s)"), "not the shim's ImportError: {out}");
-        out.lines().filter_map(|l| l.strip_prefix("  - ")).map(str::to_string).collect()
+        assert!(
+            out.contains("problem(s)"),
+            "not the shim's ImportError: {out}"
+        );
+        out.lines()
+            .filter_map(|l| l.strip_prefix("  - "))
+            .map(str::to_string)
+            .collect()
     }
 }
 
 fn misses_with(find: &str, replace: &str) -> Vec<String> {
     assert!(MODULE.contains(find), "{find:?}");
-    Tree::new(&MODULE.replacen(find, replace, 1), &native_module(&api(), None)).import_misses()
+    Tree::new(
+        &MODULE.replacen(find, replace, 1),
+        &native_module(&api(), None),
+    )
+    .import_misses()
 }
 
 #[test]
@@ -145,40 +177,111 @@ fn passes_when_everything_is_there_and_re_exports_the_module() {
          print(sorted(mooncake_sos.__all__), mooncake_sos.API_FINGERPRINT)",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("'FieldSchema', 'MooncakeBundleTransfer', 'check', 'export_ref', 'import_ref'"), "{out}");
+    assert!(
+        out.contains(
+            "'FieldSchema', 'MooncakeBundleTransfer', 'check', 'export_ref', 'import_ref'"
+        ),
+        "{out}"
+    );
     assert!(out.contains(&api().fingerprint()), "{out}");
 }
 
 #[test]
 fn names_exactly_the_missing_symbols() {
-    assert_eq!(misses_with("@dataclass(frozen=True)\nclass FieldSchema:", "@dataclass(frozen=True)\nclass Other:"), ["FieldSchema: missing"]);
     assert_eq!(
-        misses_with("export_ref = export_dataproto_ref\nimport_ref = import_dataproto_ref\n", ""),
+        misses_with(
+            "@dataclass(frozen=True)\nclass FieldSchema:",
+            "@dataclass(frozen=True)\nclass Other:"
+        ),
+        ["FieldSchema: missing"]
+    );
+    assert_eq!(
+        misses_with(
+            "export_ref = export_dataproto_ref\nimport_ref = import_dataproto_ref\n",
+            ""
+        ),
         ["export_ref: missing", "import_ref: missing"]
     );
-    assert_eq!(misses_with("    def cleanup_dataproto(self, ref):", "    def cleanup(self, ref):"), ["MooncakeBundleTransfer.cleanup_dataproto: missing"]);
+    assert_eq!(
+        misses_with(
+            "    def cleanup_dataproto(self, ref):",
+            "    def cleanup(self, ref):"
+        ),
+        ["MooncakeBundleTransfer.cleanup_dataproto: missing"]
+    );
 }
 
 #[test]
 fn names_exactly_the_parameter_problems() {
     let cases: &[(&str, &str, &str)] = &[
-        (", config=None, field_schemas=None):", ", config=None):", "MooncakeBundleTransfer.put: parameter 'field_schemas' missing"),
-        ("def put(self, data, *, type=\"dataproto\", namespace=\"default\",", "def put(self, data, namespace=\"default\", *, type=\"dataproto\",", "MooncakeBundleTransfer.put: parameter 'namespace' is positional, expected keyword-only"),
-        ("def get(self, ref, *, type=\"dataproto\"", "def get(self, ref, *, type=\"dict\"", "MooncakeBundleTransfer.get: parameter 'type': default is 'dict', expected 'dataproto'"),
-        ("def get(self, ref, *,", "def get(self, ref, extra, *,", "MooncakeBundleTransfer.get: undeclared required parameter 'extra'"),
-        ("key_prefix=\"bundle\"", "key_prefix", "MooncakeBundleTransfer.__init__: parameter 'key_prefix': has no default, expected 'bundle'"),
-        ("    @staticmethod\n", "", "MooncakeBundleTransfer.release_result: is not a staticmethod"),
-        ("export_ref = export_dataproto_ref", "export_ref = import_dataproto_ref", "export_ref: is not an alias of export_dataproto_ref"),
-        ("@dataclass(frozen=True)\nclass FieldSchema", "@dataclass\nclass FieldSchema", "FieldSchema: is not frozen"),
-        ("field(default_factory=dict)", "field(default_factory=list)", "FieldSchema.metadata: default_factory is list, expected dict"),
-        ("nullable: bool = True", "nullable: bool = False", "FieldSchema.nullable: default is False, expected True"),
-        ("@dataclass(frozen=True)\nclass FieldSchema:\n    codec: str\n", "@dataclass(frozen=True)\nclass FieldSchema:\n    kind: str\n", "FieldSchema.codec: field missing"),
-        ("class MooncakeBundleTransfer:", "def MooncakeBundleTransfer(*a):\n    pass\nclass _Old:", "MooncakeBundleTransfer: is not a class"),
+        (
+            ", config=None, field_schemas=None):",
+            ", config=None):",
+            "MooncakeBundleTransfer.put: parameter 'field_schemas' missing",
+        ),
+        (
+            "def put(self, data, *, type=\"dataproto\", namespace=\"default\",",
+            "def put(self, data, namespace=\"default\", *, type=\"dataproto\",",
+            "MooncakeBundleTransfer.put: parameter 'namespace' is positional, expected keyword-only",
+        ),
+        (
+            "def get(self, ref, *, type=\"dataproto\"",
+            "def get(self, ref, *, type=\"dict\"",
+            "MooncakeBundleTransfer.get: parameter 'type': default is 'dict', expected 'dataproto'",
+        ),
+        (
+            "def get(self, ref, *,",
+            "def get(self, ref, extra, *,",
+            "MooncakeBundleTransfer.get: undeclared required parameter 'extra'",
+        ),
+        (
+            "key_prefix=\"bundle\"",
+            "key_prefix",
+            "MooncakeBundleTransfer.__init__: parameter 'key_prefix': has no default, expected 'bundle'",
+        ),
+        (
+            "    @staticmethod\n",
+            "",
+            "MooncakeBundleTransfer.release_result: is not a staticmethod",
+        ),
+        (
+            "export_ref = export_dataproto_ref",
+            "export_ref = import_dataproto_ref",
+            "export_ref: is not an alias of export_dataproto_ref",
+        ),
+        (
+            "@dataclass(frozen=True)\nclass FieldSchema",
+            "@dataclass\nclass FieldSchema",
+            "FieldSchema: is not frozen",
+        ),
+        (
+            "field(default_factory=dict)",
+            "field(default_factory=list)",
+            "FieldSchema.metadata: default_factory is list, expected dict",
+        ),
+        (
+            "nullable: bool = True",
+            "nullable: bool = False",
+            "FieldSchema.nullable: default is False, expected True",
+        ),
+        (
+            "@dataclass(frozen=True)\nclass FieldSchema:\n    codec: str\n",
+            "@dataclass(frozen=True)\nclass FieldSchema:\n    kind: str\n",
+            "FieldSchema.codec: field missing",
+        ),
+        (
+            "class MooncakeBundleTransfer:",
+            "def MooncakeBundleTransfer(*a):\n    pass\nclass _Old:",
+            "MooncakeBundleTransfer: is not a class",
+        ),
     ];
     for (find, replace, want) in cases {
         let misses = misses_with(find, replace);
         assert_eq!(misses.len(), 1, "{want}: {misses:#?}");
-        assert!(misses[0].starts_with(want), "want {want:?}, got {misses:#?}");
+        assert!(
+            misses[0].starts_with(want),
+            "want {want:?}, got {misses:#?}"
+        );
     }
 }
 
@@ -191,59 +294,123 @@ fn names_each_missing_native_requirement() {
         let label = format!("mooncake.store.{}", n.object);
         assert_eq!(misses.len(), 1, "{label}: {misses:#?}");
         assert!(misses[0].starts_with(&label), "{label}: {misses:#?}");
-        assert!(misses[0].contains(&n.reason), "the miss says why it is needed: {misses:#?}");
+        assert!(
+            misses[0].contains(&n.reason),
+            "the miss says why it is needed: {misses:#?}"
+        );
     }
-    let broken = Tree::new(MODULE, "raise ImportError('libibverbs.so.1: cannot open shared object file')");
+    let broken = Tree::new(
+        MODULE,
+        "raise ImportError('libibverbs.so.1: cannot open shared object file')",
+    );
     let misses = broken.import_misses();
     assert_eq!(misses.len(), 1, "{misses:#?}");
-    assert!(misses[0].starts_with("mooncake.store: cannot import the native core (libibverbs.so.1"), "{misses:#?}");
+    assert!(
+        misses[0].starts_with("mooncake.store: cannot import the native core (libibverbs.so.1"),
+        "{misses:#?}"
+    );
 }
 
 #[test]
 fn the_report_names_the_pin_the_installed_wheel_and_the_fix() {
-    let tree = Tree::new(&MODULE.replacen("class FieldSchema", "class Gone", 1), &native_module(&api(), None));
-    let (code, out, err) = tree.python(&["import runpy; runpy.run_module('mooncake_sos', run_name='__main__')"]);
+    let tree = Tree::new(
+        &MODULE.replacen("class FieldSchema", "class Gone", 1),
+        &native_module(&api(), None),
+    );
+    let (code, out, err) =
+        tree.python(&["import runpy; runpy.run_module('mooncake_sos', run_name='__main__')"]);
     assert_eq!(code, 1, "{out}{err}");
     let api = api();
-    assert!(err.contains(&format!("pinned:    {}@{}", api.upstream.repo, api.upstream.commit)), "{err}");
-    assert!(err.contains("installed: mooncake-transfer-engine-cuda13 0.3.11.post1"), "{err}");
-    assert!(err.contains("fix:       install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinned:    {}@{}",
+            api.upstream.repo, api.upstream.commit
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("installed: mooncake-transfer-engine-cuda13 0.3.11.post1"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "fix:       install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c"
+        ),
+        "{err}"
+    );
     let (code, out, _) = tree.python(&["import sys, runpy; sys.argv = ['x', '--json']; runpy.run_module('mooncake_sos', run_name='__main__')"]);
     assert_eq!(code, 1);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["ok"], false);
-    assert_eq!(report["misses"], serde_json::json!(["FieldSchema: missing"]));
+    assert_eq!(
+        report["misses"],
+        serde_json::json!(["FieldSchema: missing"])
+    );
     assert_eq!(report["fingerprint"], api.fingerprint());
 }
 
 /// The real wheels: 0.3.11.post1 lacks the API, 0.3.12.post1 and 0.3.13.post1 carry it.
 #[test]
 fn real_wheels() {
-    let (python, wheels) = match (std::env::var_os("MC_TEST_PYTHON"), std::env::var_os("MC_TEST_WHEELS")) {
+    let (python, wheels) = match (
+        std::env::var_os("MC_TEST_PYTHON"),
+        std::env::var_os("MC_TEST_WHEELS"),
+    ) {
         (Some(p), Some(w)) => (PathBuf::from(p), PathBuf::from(w)),
         _ => panic!("MC_TEST_PYTHON / MC_TEST_WHEELS not set: run scripts/test.sh"),
     };
-    for (version, ok) in [("0.3.11.post1", false), ("0.3.12.post1", true), ("0.3.13.post1", true)] {
+    for (version, ok) in [
+        ("0.3.11.post1", false),
+        ("0.3.12.post1", true),
+        ("0.3.13.post1", true),
+    ] {
         let wheel = std::fs::read_dir(&wheels)
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.to_string_lossy().contains(&format!("-{version}-")))
             .unwrap_or_else(|| panic!("no {version} wheel in {}", wheels.display()));
         let dir = tempfile::tempdir().unwrap();
-        let unzip = Command::new(&python).args(["-m", "zipfile", "-e"]).arg(&wheel).arg(dir.path()).status().unwrap();
+        let unzip = Command::new(&python)
+            .args(["-m", "zipfile", "-e"])
+            .arg(&wheel)
+            .arg(dir.path())
+            .status()
+            .unwrap();
         assert!(unzip.success());
-        std::fs::copy(root().join("generated/python/mooncake_sos.py"), dir.path().join("mooncake_sos.py")).unwrap();
-        let out = Command::new(&python).args(["-m", "mooncake_sos", "--json"]).env("PYTHONPATH", dir.path()).output().unwrap();
+        std::fs::copy(
+            root().join("generated/python/mooncake_sos.py"),
+            dir.path().join("mooncake_sos.py"),
+        )
+        .unwrap();
+        let out = Command::new(&python)
+            .args(["-m", "mooncake_sos", "--json"])
+            .env("PYTHONPATH", dir.path())
+            .output()
+            .unwrap();
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{version}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
         assert_eq!(report["ok"], ok, "{version}: {report:#}");
         assert_eq!(out.status.code(), Some(if ok { 0 } else { 1 }), "{version}");
         if !ok {
-            let misses: Vec<&str> = report["misses"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
-            for name in ["FieldSchema: missing", "export_ref: missing", "import_ref: missing"] {
+            let misses: Vec<&str> = report["misses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap())
+                .collect();
+            for name in [
+                "FieldSchema: missing",
+                "export_ref: missing",
+                "import_ref: missing",
+            ] {
                 assert!(misses.contains(&name), "{version}: {misses:#?}");
             }
-            assert!(misses.iter().any(|m| m.starts_with("MooncakeBundleTransfer")), "{version}: {misses:#?}");
+            assert!(
+                misses
+                    .iter()
+                    .any(|m| m.starts_with("MooncakeBundleTransfer")),
+                "{version}: {misses:#?}"
+            );
         }
     }
 }
