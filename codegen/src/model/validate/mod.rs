@@ -1,0 +1,174 @@
+//! Raw manifest → `Api`. Every rule that serde's shape check cannot express lives here, and
+//! every failure points at the offending value. All problems are collected, not just the first.
+//! Symbols and parameters are in `symbols.rs`, native requirements and images in `images.rs`.
+
+mod images;
+mod symbols;
+
+use super::values::*;
+use super::*;
+use crate::diag::{Diagnostic, Diagnostics, Source};
+use crate::parse::{RawManifest, S};
+
+pub fn validate(raw: &RawManifest, source: &Source) -> Result<Api, Diagnostics> {
+    let mut v = Validator {
+        source,
+        diags: Diagnostics::default(),
+    };
+    let api = v.manifest(raw);
+    v.diags.finish(api)
+}
+
+struct Validator<'a> {
+    source: &'a Source,
+    diags: Diagnostics,
+}
+
+impl Validator<'_> {
+    fn error<T>(&mut self, value: &S<T>, message: impl Into<String>) {
+        let d = Diagnostic::new(self.source, value.span(), message);
+        self.diags.push(d);
+    }
+
+    /// The value's text if `ok` holds for it, else an error naming `what`.
+    fn text(&mut self, value: &S<String>, ok: fn(&str) -> bool, what: &str) -> String {
+        if !ok(value.get_ref()) {
+            self.error(value, format!("invalid {what}: {:?}", value.get_ref()));
+        }
+        value.get_ref().clone()
+    }
+
+    fn path(&mut self, value: &S<String>, what: &str) -> RelPath {
+        RelPath::new(value.get_ref()).unwrap_or_else(|| {
+            self.error(
+                value,
+                format!(
+                    "{what} {:?} is outside the repository: give a relative path without `..`",
+                    value.get_ref()
+                ),
+            );
+            RelPath::new("invalid").expect("literal is a valid path")
+        })
+    }
+
+    fn manifest(&mut self, raw: &RawManifest) -> Api {
+        let name = self.text(&raw.name, is_kebab, "name (lowercase words joined by -)");
+        let u = raw.upstream.get_ref();
+        let repo = self.text(&u.repo, is_repo, "repo (owner/name)");
+        let path = self.text(
+            &u.path,
+            |p| p.ends_with(".py") && RelPath::new(p).is_some(),
+            "upstream path (a relative .py path)",
+        );
+        let module = self.text(&u.module, is_dotted_name, "module (a dotted Python name)");
+        let commit = self.text(
+            &u.commit,
+            |c| is_hex(c, 40),
+            "commit (40 lowercase hex digits)",
+        );
+        let sha256 = self.text(
+            &u.sha256,
+            |c| is_hex(c, 64),
+            "sha256 (64 lowercase hex digits)",
+        );
+        let prs = u
+            .prs
+            .iter()
+            .filter_map(|pr| match u32::try_from(*pr.get_ref()) {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    self.error(pr, format!("invalid PR number: {}", pr.get_ref()));
+                    None
+                }
+            })
+            .collect();
+        let raw_base_url = self.text(
+            &u.raw_base_url,
+            is_base_url,
+            "raw_base_url (http(s)://host[/path], no trailing /)",
+        );
+        let native_module = match &u.native_module {
+            Some(m) => self.text(m, is_dotted_name, "native_module (a dotted Python name)"),
+            None => format!("{}.store", module.split('.').next().unwrap_or_default()),
+        };
+        let shim = Shim {
+            module: self.text(
+                &raw.shim.get_ref().module,
+                is_python_identifier,
+                "shim module (a Python identifier)",
+            ),
+            image_copy_from: self.path(&raw.shim.get_ref().image_copy_from, "image_copy_from"),
+        };
+        let drop = self.drop(raw);
+        let symbols = self.symbols(&raw.symbol);
+        let native = raw.native.iter().map(|n| self.native(n)).collect();
+        let images = self.images(raw);
+        Api {
+            name,
+            upstream: Upstream {
+                repo,
+                path,
+                module,
+                native_module,
+                commit,
+                sha256,
+                prs,
+                raw_base_url,
+            },
+            shim,
+            drop,
+            symbols,
+            native,
+            images,
+        }
+    }
+
+    fn drop(&mut self, raw: &RawManifest) -> DropCondition {
+        let d = raw.drop.get_ref();
+        let condition = self.text(
+            &d.condition,
+            |c| !c.trim().is_empty(),
+            "drop condition (empty)",
+        );
+        let first_release = match (&d.first_release, &d.first_release_package) {
+            (Some(v), Some(p)) => Some((
+                self.text(p, is_dist_name, "package name"),
+                self.text(v, is_version, "version"),
+            )),
+            (None, None) => None,
+            (Some(v), None) => {
+                self.error(v, "first_release needs first_release_package");
+                None
+            }
+            (None, Some(p)) => {
+                self.error(p, "first_release_package needs first_release");
+                None
+            }
+        };
+        DropCondition {
+            condition,
+            first_release,
+        }
+    }
+}
+
+fn is_repo(s: &str) -> bool {
+    let ok = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    };
+    matches!(s.split_once('/'), Some((owner, name)) if ok(owner) && ok(name))
+}
+
+fn is_base_url(s: &str) -> bool {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
+    rest.is_some_and(|r| {
+        !r.is_empty()
+            && !r.ends_with('/')
+            && r.bytes()
+                .all(|c| c.is_ascii_graphic() && !matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`'))
+    })
+}

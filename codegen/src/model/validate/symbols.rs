@@ -1,0 +1,243 @@
+//! Symbols, methods and parameters, with Python's own ordering rules.
+
+use super::Validator;
+use crate::diag::Diagnostic;
+use crate::model::values::*;
+use crate::model::*;
+use crate::parse::{RawParam, RawSymbol, S};
+use std::collections::BTreeMap;
+
+impl Validator<'_> {
+    pub(super) fn symbols(&mut self, raw: &[S<RawSymbol>]) -> Vec<Symbol> {
+        let mut seen = BTreeMap::new();
+        let mut out = Vec::new();
+        for s in raw {
+            let name = self.text(
+                &s.get_ref().name,
+                is_python_identifier,
+                "symbol name (a Python identifier)",
+            );
+            if seen.insert(name.clone(), ()).is_some() {
+                self.error(&s.get_ref().name, format!("duplicate symbol `{name}`"));
+            }
+            if let Some(kind) = self.symbol_kind(s) {
+                out.push(Symbol { name, kind });
+            }
+        }
+        if out.is_empty() && raw.is_empty() {
+            self.diags.push(Diagnostic::new(
+                self.source,
+                0..0,
+                "the manifest declares no [[symbol]]",
+            ));
+        }
+        out
+    }
+
+    fn symbol_kind(&mut self, s: &S<RawSymbol>) -> Option<SymbolKind> {
+        let r = s.get_ref();
+        let kind = r.kind.get_ref().as_str();
+        // Keys that do not belong to this kind are errors, not silently ignored.
+        let allowed: &[&str] = match kind {
+            "dataclass" => &["frozen", "fields"],
+            "class" => &["init", "method"],
+            "function" => &["params", "returns"],
+            "alias" => &["target", "params", "returns"],
+            _ => {
+                self.error(
+                    &r.kind,
+                    format!(
+                        "unknown symbol kind {kind:?}: expected dataclass, class, function or alias"
+                    ),
+                );
+                return None;
+            }
+        };
+        let present = [
+            ("frozen", r.frozen.as_ref().map(|x| x.span())),
+            ("fields", r.fields.as_ref().map(|x| x.span())),
+            ("init", r.init.as_ref().map(|x| x.span())),
+            ("method", r.method.first().map(|x| x.span())),
+            ("target", r.target.as_ref().map(|x| x.span())),
+            ("params", r.params.as_ref().map(|x| x.span())),
+            ("returns", r.returns.as_ref().map(|x| x.span())),
+        ];
+        for (key, span) in present {
+            if let Some(span) = span.filter(|_| !allowed.contains(&key)) {
+                let msg = format!("`{key}` does not apply to a {kind} symbol");
+                self.diags.push(Diagnostic::new(self.source, span, msg));
+            }
+        }
+        let params = |v: &mut Self, p: &Option<S<Vec<S<RawParam>>>>, fields: bool| {
+            p.as_ref()
+                .map(|p| v.params(p.get_ref(), fields))
+                .unwrap_or_default()
+        };
+        Some(match kind {
+            "dataclass" => SymbolKind::Dataclass {
+                frozen: r.frozen.as_ref().is_some_and(|f| *f.get_ref()),
+                fields: params(self, &r.fields, true),
+            },
+            "class" => {
+                let mut names = BTreeMap::new();
+                let methods = r
+                    .method
+                    .iter()
+                    .map(|m| {
+                        let m = m.get_ref();
+                        let name = self.text(
+                            &m.name,
+                            is_python_identifier,
+                            "method name (a Python identifier)",
+                        );
+                        if names.insert(name.clone(), ()).is_some() {
+                            self.error(&m.name, format!("duplicate method `{name}`"));
+                        }
+                        Method {
+                            name,
+                            staticmethod: m.staticmethod.as_ref().is_some_and(|s| *s.get_ref()),
+                            params: self.params(&m.params, false),
+                            returns: m.returns.as_ref().map(|x| x.get_ref().clone()),
+                        }
+                    })
+                    .collect();
+                SymbolKind::Class {
+                    init: params(self, &r.init, false),
+                    methods,
+                }
+            }
+            "function" => SymbolKind::Function {
+                params: params(self, &r.params, false),
+                returns: r.returns.as_ref().map(|x| x.get_ref().clone()),
+            },
+            _ => {
+                let target = match &r.target {
+                    Some(t) => self.text(
+                        t,
+                        is_python_identifier,
+                        "alias target (a Python identifier)",
+                    ),
+                    None => {
+                        self.error(&r.name, "an alias needs `target`, the name it points to");
+                        String::new()
+                    }
+                };
+                SymbolKind::Alias {
+                    target,
+                    params: params(self, &r.params, false),
+                    returns: r.returns.as_ref().map(|x| x.get_ref().clone()),
+                }
+            }
+        })
+    }
+
+    /// Parameters (or dataclass fields) in order, with Python's own ordering rules.
+    fn params(&mut self, raw: &[S<RawParam>], fields: bool) -> Vec<Param> {
+        let mut seen = BTreeMap::new();
+        let (mut saw_default, mut saw_keyword) = (false, false);
+        let mut out = Vec::new();
+        for p in raw {
+            let r = p.get_ref();
+            let name = self.text(
+                &r.name,
+                is_python_identifier,
+                "parameter name (a Python identifier)",
+            );
+            if seen.insert(name.clone(), ()).is_some() {
+                self.error(&r.name, format!("duplicate parameter `{name}`"));
+            }
+            let kind = match r.kind.as_ref().map(|k| k.get_ref().as_str()) {
+                None | Some("positional") => ParamKind::Positional,
+                Some("keyword") if !fields => ParamKind::KeywordOnly,
+                Some(other) => {
+                    let kinds = if fields {
+                        "positional"
+                    } else {
+                        "positional or keyword"
+                    };
+                    self.error(
+                        r.kind.as_ref().expect("matched Some"),
+                        format!("unknown parameter kind {other:?}: expected {kinds}"),
+                    );
+                    ParamKind::Positional
+                }
+            };
+            let default = match (&r.default, &r.default_factory) {
+                (Some(d), None) => Some(DefaultValue::Expr(self.text(
+                    d,
+                    |e| !e.trim().is_empty(),
+                    "default (an empty expression)",
+                ))),
+                (None, Some(f)) if fields => Some(DefaultValue::Factory(self.text(
+                    f,
+                    is_dotted_name,
+                    "default_factory (a dotted Python name)",
+                ))),
+                (None, Some(f)) => {
+                    self.error(f, "default_factory applies to dataclass fields only");
+                    None
+                }
+                (Some(d), Some(_)) => {
+                    self.error(d, "give either default or default_factory, not both");
+                    None
+                }
+                (None, None) => None,
+            };
+            if kind == ParamKind::Positional {
+                if saw_keyword {
+                    self.error(
+                        &r.name,
+                        format!("positional parameter `{name}` after a keyword-only one"),
+                    );
+                } else if saw_default && default.is_none() {
+                    self.error(
+                        &r.name,
+                        format!("parameter `{name}` without a default follows one with a default"),
+                    );
+                }
+                saw_default |= default.is_some();
+            } else {
+                saw_keyword = true;
+            }
+            let rust = r.rust.as_ref().and_then(|t| self.rust_type(t, kind));
+            let annotation = r.annotation.as_ref().map(|a| a.get_ref().clone());
+            out.push(Param {
+                name,
+                kind,
+                annotation,
+                default,
+                rust,
+            });
+        }
+        out
+    }
+
+    fn rust_type(&mut self, t: &S<String>, kind: ParamKind) -> Option<RustType> {
+        let found = RustType::ALL
+            .iter()
+            .find(|(n, _)| n == t.get_ref())
+            .map(|(_, ty)| *ty);
+        match found {
+            None => {
+                let names: Vec<_> = RustType::ALL.iter().map(|(n, _)| *n).collect();
+                self.error(
+                    t,
+                    format!(
+                        "unknown rust type {:?}: expected one of {}",
+                        t.get_ref(),
+                        names.join(", ")
+                    ),
+                );
+                None
+            }
+            Some(_) if kind != ParamKind::KeywordOnly => {
+                self.error(
+                    t,
+                    "`rust` applies to keyword-only parameters (they form the option struct)",
+                );
+                None
+            }
+            some => some,
+        }
+    }
+}
