@@ -7,7 +7,10 @@ use std::process::{Command, Output};
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// A temp dir holding api.toml, docker/ and generated/ as the repository has them.
@@ -25,7 +28,8 @@ impl Sandbox {
             for entry in std::fs::read_dir(root.join(sub)).unwrap() {
                 let entry = entry.unwrap();
                 if entry.file_type().unwrap().is_file() {
-                    std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name())).unwrap();
+                    std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name()))
+                        .unwrap();
                 }
             }
         }
@@ -98,13 +102,22 @@ impl From<Output> for Run {
 
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
     }
 }
 
 #[test]
 fn the_repository_is_current() {
-    let run = Run::from(Command::new(XTASK).args(["regen", "--check"]).output().unwrap());
+    let run = Run::from(
+        Command::new(XTASK)
+            .args(["regen", "--check"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("are current"), "{run:?}");
 }
@@ -126,7 +139,11 @@ fn regen_on_a_current_tree_prints_only_unchanged_and_changes_no_byte() {
 fn output_is_the_same_in_two_places_and_two_runs() {
     let (a, b) = (Sandbox::new(), Sandbox::new());
     for sb in [&a, &b] {
-        sb.edit("api.toml", "base_tag = \"v0.5.16-cu130\"", "base_tag = \"v0.5.17-cu130\"");
+        sb.edit(
+            "api.toml",
+            "base_tag = \"v0.5.16-cu130\"",
+            "base_tag = \"v0.5.17-cu130\"",
+        );
         assert_eq!(sb.regen(&[]).code, 0);
     }
     let first = a.snapshot();
@@ -135,27 +152,58 @@ fn output_is_the_same_in_two_places_and_two_runs() {
     let strip = |s: &Sandbox| -> Vec<Vec<u8>> { s.snapshot().into_values().collect() };
     assert_eq!(strip(&a), strip(&b), "two directories got different output");
     assert!(a.read("docker/build.py").contains("v0.5.17-cu130"));
-    assert!(a.read("docker/Dockerfile").contains("ARG SGLANG_IMAGE_TAG=v0.5.17-cu130"));
+    assert!(
+        a.read("docker/Dockerfile")
+            .contains("ARG SGLANG_IMAGE_TAG=v0.5.17-cu130")
+    );
 }
 
 #[test]
 fn a_hand_edit_of_any_generated_line_fails_the_check_with_a_diff() {
     let edits = [
-        ("generated/python/mooncake_sos.py", "MODULE = ", "MODULE  = "),
+        (
+            "generated/python/mooncake_sos.py",
+            "MODULE = ",
+            "MODULE  = ",
+        ),
         ("generated/src/lib.rs", "pub const", "pub  const"),
-        ("docker/Dockerfile", "ARG MOONCAKE_SOS_COMMIT=", "ARG MOONCAKE_SOS_COMMIT=0"),
-        ("docker/Dockerfile.rocm", "ARG MOONCAKE_VERSION=0.3.12.post1", "ARG MOONCAKE_VERSION=0.3.13.post1"),
-        ("docker/build.py", "\"MOONCAKE_VERSION\": \"0.3.12.post1\"", "\"MOONCAKE_VERSION\": \"0.3.11.post1\""),
+        (
+            "docker/Dockerfile",
+            "ARG MOONCAKE_SOS_COMMIT=",
+            "ARG MOONCAKE_SOS_COMMIT=0",
+        ),
+        (
+            "docker/Dockerfile.rocm",
+            "ARG MOONCAKE_VERSION=0.3.12.post1",
+            "ARG MOONCAKE_VERSION=0.3.13.post1",
+        ),
+        (
+            "docker/build.py",
+            "\"MOONCAKE_VERSION\": \"0.3.12.post1\"",
+            "\"MOONCAKE_VERSION\": \"0.3.11.post1\"",
+        ),
     ];
     for (file, from, to) in edits {
         let sb = Sandbox::new();
         sb.edit(file, from, to);
         let run = sb.regen(&["--check"]);
         assert_eq!(run.code, 1, "{file}: {run:?}");
-        assert!(run.stdout.contains(&format!("--- a/{file}")), "{file}: no diff: {run:?}");
-        let removed = run.stdout.lines().any(|l| l.starts_with('-') && l.contains(to.trim()));
-        assert!(removed, "{file}: the diff does not show the edit going: {run:?}");
-        assert!(run.stdout.contains("cargo xtask regen"), "{file}: no fix named: {run:?}");
+        assert!(
+            run.stdout.contains(&format!("--- a/{file}")),
+            "{file}: no diff: {run:?}"
+        );
+        let removed = run
+            .stdout
+            .lines()
+            .any(|l| l.starts_with('-') && l.contains(to.trim()));
+        assert!(
+            removed,
+            "{file}: the diff does not show the edit going: {run:?}"
+        );
+        assert!(
+            run.stdout.contains("cargo xtask regen"),
+            "{file}: no fix named: {run:?}"
+        );
         assert!(run.stderr.is_empty(), "{run:?}");
     }
 }
@@ -163,7 +211,11 @@ fn a_hand_edit_of_any_generated_line_fails_the_check_with_a_diff() {
 #[test]
 fn a_hand_edited_region_is_refused_unless_forced() {
     let sb = Sandbox::new();
-    sb.edit("docker/Dockerfile", "ARG MOONCAKE_SOS_SHIM_DIR=/opt/mooncake-sos", "ARG MOONCAKE_SOS_SHIM_DIR=/srv");
+    sb.edit(
+        "docker/Dockerfile",
+        "ARG MOONCAKE_SOS_SHIM_DIR=/opt/mooncake-sos",
+        "ARG MOONCAKE_SOS_SHIM_DIR=/srv",
+    );
     let before = sb.snapshot();
     let run = sb.regen(&[]);
     assert_eq!(run.code, 2, "{run:?}");
@@ -172,7 +224,10 @@ fn a_hand_edited_region_is_refused_unless_forced() {
     assert_eq!(before, sb.snapshot(), "a refused regen wrote something");
     let check = sb.regen(&["--check"]);
     assert_eq!(check.code, 1, "{check:?}");
-    assert!(check.stdout.contains("hand-edited: docker/Dockerfile"), "{check:?}");
+    assert!(
+        check.stdout.contains("hand-edited: docker/Dockerfile"),
+        "{check:?}"
+    );
     assert!(check.stdout.contains("--force"), "{check:?}");
     assert_eq!(sb.regen(&["--force"]).code, 0);
     assert!(!sb.read("docker/Dockerfile").contains("/srv"));
@@ -182,16 +237,35 @@ fn a_hand_edited_region_is_refused_unless_forced() {
 #[test]
 fn a_manifest_edit_fails_the_check_until_regen() {
     let sb = Sandbox::new();
-    sb.edit("api.toml", "name = \"cleanup_dataproto\"", "name = \"cleanup\"");
+    sb.edit(
+        "api.toml",
+        "name = \"cleanup_dataproto\"",
+        "name = \"cleanup\"",
+    );
     let run = sb.regen(&["--check"]);
     assert_eq!(run.code, 1, "{run:?}");
-    for file in ["generated/python/mooncake_sos.py", "generated/src/lib.rs", "docker/Dockerfile"] {
-        assert!(run.stdout.contains(&format!("stale: {file}")), "{file}: {run:?}");
+    for file in [
+        "generated/python/mooncake_sos.py",
+        "generated/src/lib.rs",
+        "docker/Dockerfile",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("stale: {file}")),
+            "{file}: {run:?}"
+        );
     }
-    assert!(run.stdout.lines().any(|l| l.starts_with('+') && l.contains("'cleanup'")), "{run:?}");
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with('+') && l.contains("'cleanup'")),
+        "{run:?}"
+    );
     let regen = sb.regen(&[]);
     assert_eq!(regen.code, 0, "{regen:?}");
-    assert!(regen.stdout.contains("written   docker/Dockerfile"), "{regen:?}");
+    assert!(
+        regen.stdout.contains("written   docker/Dockerfile"),
+        "{regen:?}"
+    );
     assert_eq!(sb.regen(&["--check"]).code, 0);
 }
 
@@ -200,17 +274,39 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
     let sb = Sandbox::new();
     std::fs::remove_file(sb.path("generated/python/mooncake_sos.py")).unwrap();
     let stale = sb.read("generated/src/lib.rs");
-    sb.write("generated/python/old_shim.py", &format!("# {}\n", "Generated by `cargo xtask regen` from api.toml; do not edit."));
+    sb.write(
+        "generated/python/old_shim.py",
+        &format!(
+            "# {}\n",
+            "Generated by `cargo xtask regen` from api.toml; do not edit."
+        ),
+    );
     sb.write("generated/python/notes.txt", "hand-written, not ours\n");
     let run = sb.regen(&["--check"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.contains("missing: generated/python/mooncake_sos.py"), "{run:?}");
-    assert!(run.stdout.contains("orphaned: generated/python/old_shim.py"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("missing: generated/python/mooncake_sos.py"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("orphaned: generated/python/old_shim.py"),
+        "{run:?}"
+    );
     assert!(!run.stdout.contains("notes.txt"), "{run:?}");
-    assert!(!sb.path("generated/python/mooncake_sos.py").exists(), "--check wrote a file");
+    assert!(
+        !sb.path("generated/python/mooncake_sos.py").exists(),
+        "--check wrote a file"
+    );
     let regen = sb.regen(&[]);
     assert_eq!(regen.code, 0, "{regen:?}");
-    assert!(regen.stdout.contains("removed   generated/python/old_shim.py"), "{regen:?}");
+    assert!(
+        regen
+            .stdout
+            .contains("removed   generated/python/old_shim.py"),
+        "{regen:?}"
+    );
     assert!(!sb.path("generated/python/old_shim.py").exists());
     assert!(sb.path("generated/python/notes.txt").exists());
     assert_eq!(sb.read("generated/src/lib.rs"), stale);
@@ -220,17 +316,53 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
 #[test]
 fn bad_target_files_are_located_errors_and_nothing_is_written() {
     let begin = "# >>> api.toml: mooncake-sos fill (generated by cargo xtask regen; do not edit)";
-    let cases: [(&str, Box<dyn Fn(&str) -> Option<String>>, &str, &str); 5] = [
-        ("missing file", Box::new(|_| None), "api.toml:", "does not exist"),
-        ("no markers", Box::new(|t| Some(cut_region(t))), "docker/Dockerfile.rocm:1:1", "no region `mooncake-sos fill`"),
-        ("duplicated region", Box::new(|t| Some(format!("{t}{}", region_of(t)))), "docker/Dockerfile.rocm:", "duplicate region"),
-        ("unbalanced (no end)", Box::new(move |t| Some(format!("{t}{begin}\n"))), "docker/Dockerfile.rocm:", "has no end marker"),
-        ("nested", Box::new(move |t| Some(t.replacen("ARG MOONCAKE_VERSION", &format!("{begin}\nARG MOONCAKE_VERSION"), 1))), "docker/Dockerfile.rocm:", "nested region marker"),
+    // (what, how the ROCm Dockerfile changes (None: removed), where, what the error says)
+    let cases: [(&str, Mutation, &str, &str); 5] = [
+        (
+            "missing file",
+            Box::new(|_| None),
+            "api.toml:",
+            "does not exist",
+        ),
+        (
+            "no markers",
+            Box::new(|t| Some(cut_region(t))),
+            "docker/Dockerfile.rocm:1:1",
+            "no region `mooncake-sos fill`",
+        ),
+        (
+            "duplicated region",
+            Box::new(|t| Some(format!("{t}{}", region_of(t)))),
+            "docker/Dockerfile.rocm:",
+            "duplicate region",
+        ),
+        (
+            "unbalanced (no end)",
+            Box::new(move |t| Some(format!("{t}{begin}\n"))),
+            "docker/Dockerfile.rocm:",
+            "has no end marker",
+        ),
+        (
+            "nested",
+            Box::new(move |t| {
+                Some(t.replacen(
+                    "ARG MOONCAKE_VERSION",
+                    &format!("{begin}\nARG MOONCAKE_VERSION"),
+                    1,
+                ))
+            }),
+            "docker/Dockerfile.rocm:",
+            "nested region marker",
+        ),
     ];
     for (what, mutate, location, message) in cases {
         let sb = Sandbox::new();
         // Make another output stale too, so a partial write would show.
-        sb.edit("api.toml", "base_tag = \"v0.5.16-cu130\"", "base_tag = \"v0.5.17-cu130\"");
+        sb.edit(
+            "api.toml",
+            "base_tag = \"v0.5.16-cu130\"",
+            "base_tag = \"v0.5.17-cu130\"",
+        );
         match mutate(&sb.read("docker/Dockerfile.rocm")) {
             Some(text) => sb.write("docker/Dockerfile.rocm", &text),
             None => std::fs::remove_file(sb.path("docker/Dockerfile.rocm")).unwrap(),
@@ -239,13 +371,21 @@ fn bad_target_files_are_located_errors_and_nothing_is_written() {
         for args in [&[][..], &["--check"][..]] {
             let run = sb.regen(args);
             assert_eq!(run.code, 2, "{what} {args:?}: {run:?}");
-            assert!(run.stderr.contains(location), "{what}: want {location}: {run:?}");
-            assert!(run.stderr.contains(message), "{what}: want {message:?}: {run:?}");
+            assert!(
+                run.stderr.contains(location),
+                "{what}: want {location}: {run:?}"
+            );
+            assert!(
+                run.stderr.contains(message),
+                "{what}: want {message:?}: {run:?}"
+            );
             assert!(run.stdout.is_empty(), "{what}: {run:?}");
             assert_eq!(before, sb.snapshot(), "{what}: something was written");
         }
     }
 }
+
+type Mutation = Box<dyn Fn(&str) -> Option<String>>;
 
 fn region_of(text: &str) -> String {
     let start = text.find("# >>> api.toml").unwrap();
@@ -261,14 +401,29 @@ fn cut_region(text: &str) -> String {
 #[test]
 fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
     let sb = Sandbox::new();
-    sb.edit("api.toml", "commit = \"4dbe5a4c194669850e9abad61172e9878b245b15\"", "commit = \"4dbe5a4\"");
+    sb.edit(
+        "api.toml",
+        "commit = \"4dbe5a4c194669850e9abad61172e9878b245b15\"",
+        "commit = \"4dbe5a4\"",
+    );
     let before = sb.snapshot();
     let run = sb.regen(&[]);
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("api.toml:16:10: error: invalid commit"), "{run:?}");
+    assert!(
+        run.stderr.contains("api.toml:16:10: error: invalid commit"),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("\"4dbe5a4\""), "{run:?}");
     assert_eq!(before, sb.snapshot());
-    let missing = Run::from(Command::new(XTASK).args(["regen", "--manifest", "/nonexistent/api.toml"]).output().unwrap());
+    let missing = Run::from(
+        Command::new(XTASK)
+            .args(["regen", "--manifest", "/nonexistent/api.toml"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(missing.code, 2, "{missing:?}");
-    assert!(missing.stderr.contains("/nonexistent/api.toml"), "{missing:?}");
+    assert!(
+        missing.stderr.contains("/nonexistent/api.toml"),
+        "{missing:?}"
+    );
 }
