@@ -36,7 +36,7 @@ impl Status {
 }
 
 /// What one file would become.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Change {
     pub path: RelPath,
     pub status: Status,

@@ -22,52 +22,310 @@ const fn case(
     at: &'static str,
     message: &'static str,
 ) -> Case {
-    Case { what, find, replace, at, message }
+    Case {
+        what,
+        find,
+        replace,
+        at,
+        message,
+    }
 }
 
 const CASES: &[Case] = &[
-    case("unterminated string", "name = \"mooncake-sos\"", "name = \"mooncake-sos", "\n\n# Where the module", "invalid basic string"),
-    case("duplicate TOML key", "name = \"mooncake-sos\"", "name = \"mooncake-sos\"\nname = \"x\"", "name = \"x\"", "duplicate key"),
-    case("unknown top-level key", "name = \"mooncake-sos\"", "name = \"mooncake-sos\"\ncolour = \"red\"", "colour", "unknown field `colour`"),
-    case("unknown upstream key", "prs = [", "pr_list = [1]\nprs = [", "pr_list", "unknown field `pr_list`"),
-    case("missing upstream key", "module = \"mooncake.structured_object_store\"\n", "", "[upstream]", "missing field `module`"),
-    case("wrong type: prs", "prs = [2907, 3023, 3013, 3024]", "prs = \"2907\"", "\"2907\"", "invalid type"),
-    case("wrong type: frozen", "frozen = true", "frozen = \"yes\"", "\"yes\"", "invalid type"),
-    case("wrong type: params", "params = [{ name = \"result\", type = \"Any\" }]", "params = 3", "params = |3", "invalid type"),
-    case("name not kebab-case", "name = \"mooncake-sos\"", "name = \"Mooncake SOS\"", "\"Mooncake SOS\"", "invalid name"),
-    case("commit too short", "commit = \"4dbe5a4c194669850e9abad61172e9878b245b15\"", "commit = \"4dbe5a4c\"", "\"4dbe5a4c\"", "invalid commit"),
-    case("commit uppercase", "4dbe5a4c194669850e9abad61172e9878b245b15", "4DBE5A4C194669850E9ABAD61172E9878B245B15", "\"4DBE5A4C", "invalid commit"),
-    case("sha256 not 64 hex", "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0", "6f2361e6-not-hex", "\"6f2361e6-not-hex\"", "invalid sha256"),
-    case("negative PR number", "prs = [2907,", "prs = [-2907,", "-2907", "invalid PR number"),
-    case("raw_base_url not http", "raw_base_url = \"https://raw.githubusercontent.com\"", "raw_base_url = \"ftp://x\"", "\"ftp://x\"", "invalid raw_base_url"),
-    case("bad version", "fill_version = \"0.3.12.post1\"", "fill_version = \"0.3.12-post1\"", "\"0.3.12-post1\"", "invalid version"),
-    case("bad base version", "base_version = \"0.3.11.post1\"", "base_version = \"latest\"", "\"latest\"", "invalid version"),
-    case("symbol name not an identifier", "name = \"FieldSchema\"", "name = \"Field-Schema\"", "\"Field-Schema\"", "invalid symbol name"),
-    case("parameter name is a keyword", "{ name = \"data\", type = \"Any\" }", "{ name = \"class\", type = \"Any\" }", "\"class\", type", "invalid parameter name"),
-    case("duplicate symbol", "name = \"import_ref\"", "name = \"export_ref\"", "\"export_ref\"\nkind = \"alias\"\ntarget = \"import", "duplicate symbol `export_ref`"),
-    case("duplicate parameter", "{ name = \"partition\",", "{ name = \"namespace\",", "\"namespace\", kind = \"keyword\", default = \"'default'\", rust = \"string\" },\n    { name = \"stage\"", "duplicate parameter `namespace`"),
-    case("duplicate method", "name = \"cleanup_dataproto\"", "name = \"put\"", "\"put\"\nreturns = \"None\"", "duplicate method `put`"),
-    case("unknown symbol kind", "kind = \"dataclass\"", "kind = \"enum\"", "\"enum\"", "unknown symbol kind"),
-    case("unknown parameter kind", "{ name = \"type\", kind = \"keyword\", default = \"'dataproto'\", rust = \"string\" },\n    { name = \"namespace\"", "{ name = \"type\", kind = \"kwonly\", default = \"'dataproto'\", rust = \"string\" },\n    { name = \"namespace\"", "\"kwonly\"", "unknown parameter kind"),
-    case("positional after keyword-only", "{ name = \"policy\", kind = \"keyword\", default = \"None\" }", "{ name = \"policy\", default = \"None\" }", "\"policy\"", "positional parameter `policy` after a keyword-only one"),
-    case("required after default", "{ name = \"buffer_pool\", type = \"Any\", default = \"None\" }", "{ name = \"buffer_pool\", type = \"Any\" }", "\"buffer_pool\"", "without a default follows one with a default"),
-    case("unknown rust type", "rust = \"rows\"", "rust = \"slice\"", "\"slice\"", "unknown rust type"),
-    case("rust type on a positional parameter", "{ name = \"data\", type = \"Any\" }", "{ name = \"data\", type = \"Any\", rust = \"string\" }", "\"string\" },\n    { name = \"type\"", "applies to keyword-only parameters"),
-    case("alias without target", "target = \"export_dataproto_ref\"\n", "", "\"export_ref\"", "an alias needs `target`"),
-    case("key not for this kind", "kind = \"dataclass\"\nfrozen = true", "kind = \"class\"\nfrozen = true", "true\nfields", "`frozen` does not apply to a class symbol"),
-    case("default_factory on a parameter", "{ name = \"buffer_pool\", type = \"Any\", default = \"None\" }", "{ name = \"buffer_pool\", type = \"Any\", default_factory = \"dict\" }", "default_factory = |\"dict\" },\n]\n\n[[symbol.method]]", "default_factory applies to dataclass fields only"),
-    case("native check missing", "overload = \"config: dict\"\n", "", "\"MooncakeDistributedStore.setup\"", "needs `overload` or `attribute`"),
-    case("native check doubled", "attribute = \"replica_num\"", "attribute = \"replica_num\"\noverload = \"x\"", "\"x\"", "either overload or attribute"),
-    case("unknown strategy", "strategy = \"overlay\"", "strategy = \"patch\"", "\"patch\"", "unknown strategy"),
-    case("overlay without base_package", "base_package = \"mooncake-transfer-engine-cuda13\"\n", "", "[image.cuda]", "needs `base_package`"),
-    case("fill key on an overlay image", "base_package = \"mooncake-transfer-engine-cuda13\"", "base_package = \"mooncake-transfer-engine-cuda13\"\nfill_version = \"1.0\"", "\"1.0\"", "`fill_version` does not apply to strategy overlay"),
-    case("dockerfile outside the repo", "dockerfile = \"docker/Dockerfile\"", "dockerfile = \"../Dockerfile\"", "\"../Dockerfile\"", "outside the repository"),
-    case("absolute output path", "image_copy_from = \"generated/python/mooncake_sos.py\"", "image_copy_from = \"/etc/passwd\"", "\"/etc/passwd\"", "outside the repository"),
-    case("two images, one dockerfile", "dockerfile = \"docker/Dockerfile.rocm\"", "dockerfile = \"docker/Dockerfile\"", "\"docker/Dockerfile\"\nstrategy = \"fill\"", "writes docker/Dockerfile too"),
-    case("first_release without package", "first_release_package = \"mooncake-transfer-engine-non-cuda\"\n", "", "\"0.3.12.post1\"", "first_release needs first_release_package"),
-    case("build_py without variant", "build_py_variant = \"cu130\"\n", "", "\"docker/build.py\"", "build_py needs build_py_variant"),
-    case("bad base image tag", "base_tag = \"v0.5.16-cu130\"", "base_tag = \"v0.5.16 cu130\"", "\"v0.5.16 cu130\"", "invalid base image tag"),
-    case("shim module not an identifier", "module = \"mooncake_sos\"", "module = \"mooncake-sos\"", "module = |\"mooncake-sos\"", "invalid shim module"),
+    case(
+        "unterminated string",
+        "name = \"mooncake-sos\"",
+        "name = \"mooncake-sos",
+        "\n\n# Where the module",
+        "invalid basic string",
+    ),
+    case(
+        "duplicate TOML key",
+        "name = \"mooncake-sos\"",
+        "name = \"mooncake-sos\"\nname = \"x\"",
+        "name = \"x\"",
+        "duplicate key",
+    ),
+    case(
+        "unknown top-level key",
+        "name = \"mooncake-sos\"",
+        "name = \"mooncake-sos\"\ncolour = \"red\"",
+        "colour",
+        "unknown field `colour`",
+    ),
+    case(
+        "unknown upstream key",
+        "prs = [",
+        "pr_list = [1]\nprs = [",
+        "pr_list",
+        "unknown field `pr_list`",
+    ),
+    case(
+        "missing upstream key",
+        "module = \"mooncake.structured_object_store\"\n",
+        "",
+        "[upstream]",
+        "missing field `module`",
+    ),
+    case(
+        "wrong type: prs",
+        "prs = [2907, 3023, 3013, 3024]",
+        "prs = \"2907\"",
+        "\"2907\"",
+        "invalid type",
+    ),
+    case(
+        "wrong type: frozen",
+        "frozen = true",
+        "frozen = \"yes\"",
+        "\"yes\"",
+        "invalid type",
+    ),
+    case(
+        "wrong type: params",
+        "params = [{ name = \"result\", type = \"Any\" }]",
+        "params = 3",
+        "params = |3",
+        "invalid type",
+    ),
+    case(
+        "name not kebab-case",
+        "name = \"mooncake-sos\"",
+        "name = \"Mooncake SOS\"",
+        "\"Mooncake SOS\"",
+        "invalid name",
+    ),
+    case(
+        "commit too short",
+        "commit = \"4dbe5a4c194669850e9abad61172e9878b245b15\"",
+        "commit = \"4dbe5a4c\"",
+        "\"4dbe5a4c\"",
+        "invalid commit",
+    ),
+    case(
+        "commit uppercase",
+        "4dbe5a4c194669850e9abad61172e9878b245b15",
+        "4DBE5A4C194669850E9ABAD61172E9878B245B15",
+        "\"4DBE5A4C",
+        "invalid commit",
+    ),
+    case(
+        "sha256 not 64 hex",
+        "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0",
+        "6f2361e6-not-hex",
+        "\"6f2361e6-not-hex\"",
+        "invalid sha256",
+    ),
+    case(
+        "negative PR number",
+        "prs = [2907,",
+        "prs = [-2907,",
+        "-2907",
+        "invalid PR number",
+    ),
+    case(
+        "raw_base_url not http",
+        "raw_base_url = \"https://raw.githubusercontent.com\"",
+        "raw_base_url = \"ftp://x\"",
+        "\"ftp://x\"",
+        "invalid raw_base_url",
+    ),
+    case(
+        "bad version",
+        "fill_version = \"0.3.12.post1\"",
+        "fill_version = \"0.3.12-post1\"",
+        "\"0.3.12-post1\"",
+        "invalid version",
+    ),
+    case(
+        "bad base version",
+        "base_version = \"0.3.11.post1\"",
+        "base_version = \"latest\"",
+        "\"latest\"",
+        "invalid version",
+    ),
+    case(
+        "symbol name not an identifier",
+        "name = \"FieldSchema\"",
+        "name = \"Field-Schema\"",
+        "\"Field-Schema\"",
+        "invalid symbol name",
+    ),
+    case(
+        "parameter name is a keyword",
+        "{ name = \"data\", type = \"Any\" }",
+        "{ name = \"class\", type = \"Any\" }",
+        "\"class\", type",
+        "invalid parameter name",
+    ),
+    case(
+        "duplicate symbol",
+        "name = \"import_ref\"",
+        "name = \"export_ref\"",
+        "\"export_ref\"\nkind = \"alias\"\ntarget = \"import",
+        "duplicate symbol `export_ref`",
+    ),
+    case(
+        "duplicate parameter",
+        "{ name = \"partition\",",
+        "{ name = \"namespace\",",
+        "\"namespace\", kind = \"keyword\", default = \"'default'\", rust = \"string\" },\n    { name = \"stage\"",
+        "duplicate parameter `namespace`",
+    ),
+    case(
+        "duplicate method",
+        "name = \"cleanup_dataproto\"",
+        "name = \"put\"",
+        "\"put\"\nreturns = \"None\"",
+        "duplicate method `put`",
+    ),
+    case(
+        "unknown symbol kind",
+        "kind = \"dataclass\"",
+        "kind = \"enum\"",
+        "\"enum\"",
+        "unknown symbol kind",
+    ),
+    case(
+        "unknown parameter kind",
+        "{ name = \"type\", kind = \"keyword\", default = \"'dataproto'\", rust = \"string\" },\n    { name = \"namespace\"",
+        "{ name = \"type\", kind = \"kwonly\", default = \"'dataproto'\", rust = \"string\" },\n    { name = \"namespace\"",
+        "\"kwonly\"",
+        "unknown parameter kind",
+    ),
+    case(
+        "positional after keyword-only",
+        "{ name = \"policy\", kind = \"keyword\", default = \"None\" }",
+        "{ name = \"policy\", default = \"None\" }",
+        "\"policy\"",
+        "positional parameter `policy` after a keyword-only one",
+    ),
+    case(
+        "required after default",
+        "{ name = \"buffer_pool\", type = \"Any\", default = \"None\" }",
+        "{ name = \"buffer_pool\", type = \"Any\" }",
+        "\"buffer_pool\"",
+        "without a default follows one with a default",
+    ),
+    case(
+        "unknown rust type",
+        "rust = \"rows\"",
+        "rust = \"slice\"",
+        "\"slice\"",
+        "unknown rust type",
+    ),
+    case(
+        "rust type on a positional parameter",
+        "{ name = \"data\", type = \"Any\" }",
+        "{ name = \"data\", type = \"Any\", rust = \"string\" }",
+        "\"string\" },\n    { name = \"type\"",
+        "applies to keyword-only parameters",
+    ),
+    case(
+        "alias without target",
+        "target = \"export_dataproto_ref\"\n",
+        "",
+        "\"export_ref\"",
+        "an alias needs `target`",
+    ),
+    case(
+        "key not for this kind",
+        "kind = \"dataclass\"\nfrozen = true",
+        "kind = \"class\"\nfrozen = true",
+        "true\nfields",
+        "`frozen` does not apply to a class symbol",
+    ),
+    case(
+        "default_factory on a parameter",
+        "{ name = \"buffer_pool\", type = \"Any\", default = \"None\" }",
+        "{ name = \"buffer_pool\", type = \"Any\", default_factory = \"dict\" }",
+        "default_factory = |\"dict\" },\n]\n\n[[symbol.method]]",
+        "default_factory applies to dataclass fields only",
+    ),
+    case(
+        "native check missing",
+        "overload = \"config: dict\"\n",
+        "",
+        "\"MooncakeDistributedStore.setup\"",
+        "needs `overload` or `attribute`",
+    ),
+    case(
+        "native check doubled",
+        "attribute = \"replica_num\"",
+        "attribute = \"replica_num\"\noverload = \"x\"",
+        "\"x\"",
+        "either overload or attribute",
+    ),
+    case(
+        "unknown strategy",
+        "strategy = \"overlay\"",
+        "strategy = \"patch\"",
+        "\"patch\"",
+        "unknown strategy",
+    ),
+    case(
+        "overlay without base_package",
+        "base_package = \"mooncake-transfer-engine-cuda13\"\n",
+        "",
+        "[image.cuda]",
+        "needs `base_package`",
+    ),
+    case(
+        "fill key on an overlay image",
+        "base_package = \"mooncake-transfer-engine-cuda13\"",
+        "base_package = \"mooncake-transfer-engine-cuda13\"\nfill_version = \"1.0\"",
+        "\"1.0\"",
+        "`fill_version` does not apply to strategy overlay",
+    ),
+    case(
+        "dockerfile outside the repo",
+        "dockerfile = \"docker/Dockerfile\"",
+        "dockerfile = \"../Dockerfile\"",
+        "\"../Dockerfile\"",
+        "outside the repository",
+    ),
+    case(
+        "absolute output path",
+        "image_copy_from = \"generated/python/mooncake_sos.py\"",
+        "image_copy_from = \"/etc/passwd\"",
+        "\"/etc/passwd\"",
+        "outside the repository",
+    ),
+    case(
+        "two images, one dockerfile",
+        "dockerfile = \"docker/Dockerfile.rocm\"",
+        "dockerfile = \"docker/Dockerfile\"",
+        "\"docker/Dockerfile\"\nstrategy = \"fill\"",
+        "writes docker/Dockerfile too",
+    ),
+    case(
+        "first_release without package",
+        "first_release_package = \"mooncake-transfer-engine-non-cuda\"\n",
+        "",
+        "\"0.3.12.post1\"",
+        "first_release needs first_release_package",
+    ),
+    case(
+        "build_py without variant",
+        "build_py_variant = \"cu130\"\n",
+        "",
+        "\"docker/build.py\"",
+        "build_py needs build_py_variant",
+    ),
+    case(
+        "bad base image tag",
+        "base_tag = \"v0.5.16-cu130\"",
+        "base_tag = \"v0.5.16 cu130\"",
+        "\"v0.5.16 cu130\"",
+        "invalid base image tag",
+    ),
+    case(
+        "shim module not an identifier",
+        "module = \"mooncake_sos\"",
+        "module = \"mooncake-sos\"",
+        "module = |\"mooncake-sos\"",
+        "invalid shim module",
+    ),
 ];
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -82,7 +340,12 @@ fn every_bad_manifest_is_located() {
     assert!(CASES.len() >= 25);
     let mut failures = Vec::new();
     for c in CASES {
-        assert!(API.contains(c.find), "{}: api.toml no longer contains {:?}", c.what, c.find);
+        assert!(
+            API.contains(c.find),
+            "{}: api.toml no longer contains {:?}",
+            c.what,
+            c.find
+        );
         let text = API.replacen(c.find, c.replace, 1);
         let Err(diags) = load_str("api.toml", &text) else {
             failures.push(format!("{}: accepted", c.what));
@@ -93,7 +356,10 @@ fn every_bad_manifest_is_located() {
             None => (c.at.to_string(), 0),
         };
         let Some(offset) = text.find(&anchor).map(|i| i + bar) else {
-            failures.push(format!("{}: anchor {:?} not in the mutated text", c.what, c.at));
+            failures.push(format!(
+                "{}: anchor {:?} not in the mutated text",
+                c.what, c.at
+            ));
             continue;
         };
         let (line, col) = line_col(&text, offset);
@@ -107,10 +373,18 @@ fn every_bad_manifest_is_located() {
             || !rendered.starts_with(&format!("{want}: error: "))
             || !rendered.contains(offending)
         {
-            failures.push(format!("{}: want {want} {:?} showing {offending:?}, got\n{rendered}", c.what, c.message));
+            failures.push(format!(
+                "{}: want {want} {:?} showing {offending:?}, got\n{rendered}",
+                c.what, c.message
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} case(s) wrong:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -124,7 +398,15 @@ fn all_errors_are_reported_at_once() {
 
 #[test]
 fn arbitrary_garbage_is_an_error_not_a_panic() {
-    for text in ["", "\u{0}", "[[symbol]]", "name = 1", "[upstream]\n[upstream]", "\u{feff}name = \"x\"", "ë = 1"] {
+    for text in [
+        "",
+        "\u{0}",
+        "[[symbol]]",
+        "name = 1",
+        "[upstream]\n[upstream]",
+        "\u{feff}name = \"x\"",
+        "ë = 1",
+    ] {
         let err = load_str("api.toml", text).unwrap_err().to_string();
         assert!(err.starts_with("api.toml:"), "{text:?}: {err}");
     }
@@ -133,5 +415,13 @@ fn arbitrary_garbage_is_an_error_not_a_panic() {
 #[test]
 fn the_real_manifest_is_valid() {
     let api = load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"));
-    assert_eq!(api.symbol_names(), ["FieldSchema", "MooncakeBundleTransfer", "export_ref", "import_ref"]);
+    assert_eq!(
+        api.symbol_names(),
+        [
+            "FieldSchema",
+            "MooncakeBundleTransfer",
+            "export_ref",
+            "import_ref"
+        ]
+    );
 }
