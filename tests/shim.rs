@@ -414,3 +414,19 @@ fn real_wheels() {
         }
     }
 }
+
+/// The shim parses with Python 3.9's grammar and imports only the standard library.
+#[test]
+fn shim_is_python_3_9_and_stdlib_only() {
+    let shim = root().join("generated/python/mooncake_sos.py");
+    let program = r#"
+import ast, sys
+tree = ast.parse(open(sys.argv[1]).read(), feature_version=(3, 9))
+names = {a.name.split('.')[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+names |= {n.module.split('.')[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+print(sorted(names - set(sys.stdlib_module_names)))
+"#;
+    let out = Command::new("python3").args(["-c", program]).arg(&shim).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+}
