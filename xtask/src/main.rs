@@ -1,6 +1,11 @@
 //! `cargo xtask`: the project's command line.
 
+mod bench;
+mod bump;
+mod matrix;
 mod regen;
+mod verify;
+mod verify_python;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -20,6 +25,15 @@ struct Cli {
 enum Command {
     /// Regenerate every output from the manifest (only files that change are written).
     Regen(regen::Args),
+    /// Check the upstream module (a file, a wheel, a download, or an interpreter) against the manifest.
+    Verify(verify::Args),
+    /// Releases x declared API, and the first release carrying all of it.
+    Matrix(matrix::Args),
+    /// Move the upstream pin to a commit whose module carries the API, then regen.
+    Bump(bump::Args),
+    /// Time `verify --module` against the same extraction in Python's `ast` (run by hand).
+    #[command(hide = true)]
+    BenchVerify(bench::Args),
 }
 
 /// Exit codes: 0 all good, 1 drift or a failed check, 2 bad input.
@@ -38,5 +52,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Regen(args) => regen::run(&args),
+        Command::Verify(args) => verify::run(&args),
+        Command::Matrix(args) => matrix::run(&args),
+        Command::Bump(args) => bump::run(&args),
+        Command::BenchVerify(args) => bench::run(&args),
     }
 }

@@ -35,6 +35,15 @@ pub fn run(args: &Args) -> ExitCode {
     }
 }
 
+/// `cargo xtask regen --manifest PATH`, for the commands that edit the manifest (bump).
+pub fn write_outputs(manifest: &Path) -> ExitCode {
+    run(&Args {
+        check: false,
+        force: false,
+        manifest: Some(manifest.to_owned()),
+    })
+}
+
 fn regen(manifest: &Path, args: &Args) -> Result<ExitCode, String> {
     let display = display_name(manifest);
     let root = manifest

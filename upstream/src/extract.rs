@@ -1,0 +1,376 @@
+//! Parses a module with ruff's parser and keeps what the check needs: the module-level
+//! bindings (classes, functions, `name = other` aliases), their methods, parameters, dataclass
+//! fields and defaults, each with its line.
+
+use crate::default_expr::canonical;
+use crate::source::{LoadError, ModuleSource};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextSize};
+use std::collections::HashMap;
+
+/// Module-level names, the last binding of each (as Python leaves them after import).
+#[derive(Debug, Default)]
+pub struct ModuleFacts {
+    pub bindings: HashMap<String, Binding>,
+}
+
+#[derive(Debug)]
+pub struct Binding {
+    pub line: usize,
+    pub kind: BindingKind,
+}
+
+#[derive(Debug)]
+pub enum BindingKind {
+    Class(ClassFacts),
+    Function(FunctionFacts),
+    /// `name = other`: an alias of another module-level name.
+    Alias(String),
+    /// Any other assignment; the text is what is assigned.
+    Value(String),
+    Import,
+}
+
+impl BindingKind {
+    /// How a report names what it found.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Class(c) if c.dataclass.is_some() => "dataclass".into(),
+            Self::Class(_) => "class".into(),
+            Self::Function(_) => "function".into(),
+            Self::Alias(target) => format!("alias of {target}"),
+            Self::Value(text) => format!("assignment = {text}"),
+            Self::Import => "imported name".into(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ClassFacts {
+    /// `Some(frozen)` when decorated with `@dataclass` / `@dataclasses.dataclass(...)`.
+    pub dataclass: Option<bool>,
+    pub fields: Vec<ParamFacts>,
+    pub methods: HashMap<String, FunctionFacts>,
+}
+
+#[derive(Debug)]
+pub struct FunctionFacts {
+    pub line: usize,
+    pub staticmethod: bool,
+    pub classmethod: bool,
+    pub params: Vec<ParamFacts>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FoundKind {
+    PositionalOnly,
+    Positional,
+    VarPositional,
+    KeywordOnly,
+    VarKeyword,
+}
+
+impl FoundKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PositionalOnly => "positional-only",
+            Self::Positional => "positional",
+            Self::VarPositional => "*args",
+            Self::KeywordOnly => "keyword-only",
+            Self::VarKeyword => "**kwargs",
+        }
+    }
+}
+
+/// A parameter, or a dataclass field (kind positional).
+#[derive(Clone, Debug)]
+pub struct ParamFacts {
+    pub name: String,
+    pub line: usize,
+    pub kind: FoundKind,
+    pub default: Option<FoundDefault>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FoundDefault {
+    /// As written in the source, for reports.
+    pub text: String,
+    /// Normalised (quote style, spacing), for comparison.
+    pub canonical: String,
+    /// `field(default_factory=X)`: the factory's canonical form.
+    pub factory: Option<String>,
+}
+
+/// Offsets of line starts, for 1-based line numbers.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self(starts)
+    }
+
+    fn line(&self, offset: TextSize) -> usize {
+        let offset = offset.to_usize();
+        self.0.partition_point(|&start| start <= offset)
+    }
+}
+
+struct Extractor<'s> {
+    text: &'s str,
+    lines: Lines,
+}
+
+/// Parses `source`; a syntax error is a located [`LoadError`].
+pub fn extract(source: &ModuleSource) -> Result<ModuleFacts, LoadError> {
+    let parsed = ruff_python_parser::parse_module(&source.text).map_err(|e| {
+        let (line, col) = line_col(&source.text, e.location.start().to_usize());
+        LoadError::new(
+            format!("{}:{line}:{col}", source.display),
+            format!("Python syntax error: {}", e.error),
+        )
+    })?;
+    let ex = Extractor {
+        text: &source.text,
+        lines: Lines::new(&source.text),
+    };
+    let mut facts = ModuleFacts::default();
+    ex.suite(parsed.suite(), &mut facts);
+    Ok(facts)
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+impl Extractor<'_> {
+    fn line(&self, node: &impl Ranged) -> usize {
+        self.lines.line(node.start())
+    }
+
+    fn source(&self, node: &impl Ranged) -> &str {
+        &self.text[node.range()]
+    }
+
+    /// Module level, including both arms of top-level `if`/`try` (e.g. optional imports).
+    fn suite(&self, body: &[Stmt], facts: &mut ModuleFacts) {
+        for stmt in body {
+            let mut bind = |name: &str, line: usize, kind: BindingKind| {
+                facts
+                    .bindings
+                    .insert(name.to_owned(), Binding { line, kind });
+            };
+            match stmt {
+                Stmt::ClassDef(c) => bind(&c.name, self.line(&c.name), self.class(c)),
+                Stmt::FunctionDef(f) => bind(
+                    &f.name,
+                    self.line(&f.name),
+                    BindingKind::Function(self.function(f)),
+                ),
+                Stmt::Assign(a) => {
+                    let kind = || match &*a.value {
+                        Expr::Name(n) => BindingKind::Alias(n.id.to_string()),
+                        other => BindingKind::Value(self.source(other).to_owned()),
+                    };
+                    for target in &a.targets {
+                        if let Expr::Name(n) = target {
+                            bind(&n.id, self.line(n), kind());
+                        }
+                    }
+                }
+                Stmt::AnnAssign(a) => {
+                    if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
+                        bind(
+                            &n.id,
+                            self.line(n),
+                            BindingKind::Value(self.source(&**v).into()),
+                        );
+                    }
+                }
+                Stmt::Import(i) => {
+                    for alias in &i.names {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        let first = name.split('.').next().unwrap_or(name);
+                        bind(first, self.line(alias), BindingKind::Import);
+                    }
+                }
+                Stmt::ImportFrom(i) => {
+                    for alias in &i.names {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        bind(name, self.line(alias), BindingKind::Import);
+                    }
+                }
+                Stmt::If(s) => {
+                    self.suite(&s.body, facts);
+                    for clause in &s.elif_else_clauses {
+                        self.suite(&clause.body, facts);
+                    }
+                }
+                Stmt::Try(t) => {
+                    self.suite(&t.body, facts);
+                    for ast::ExceptHandler::ExceptHandler(h) in &t.handlers {
+                        self.suite(&h.body, facts);
+                    }
+                    self.suite(&t.orelse, facts);
+                    self.suite(&t.finalbody, facts);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn class(&self, c: &ast::StmtClassDef) -> BindingKind {
+        let dataclass = c
+            .decorator_list
+            .iter()
+            .find_map(|d| dataclass_frozen(&d.expression));
+        let mut class = ClassFacts {
+            dataclass,
+            fields: Vec::new(),
+            methods: HashMap::new(),
+        };
+        for stmt in &c.body {
+            match stmt {
+                Stmt::FunctionDef(f) => {
+                    class.methods.insert(f.name.to_string(), self.function(f));
+                }
+                Stmt::AnnAssign(a) if dataclass.is_some() => {
+                    if let Some(field) = self.field(a) {
+                        class.fields.push(field);
+                    }
+                }
+                _ => {}
+            }
+        }
+        BindingKind::Class(class)
+    }
+
+    /// A dataclass field, unless it is a `ClassVar` or has `init=False`.
+    fn field(&self, a: &ast::StmtAnnAssign) -> Option<ParamFacts> {
+        let Expr::Name(name) = &*a.target else {
+            return None;
+        };
+        if dotted(&a.annotation).is_some_and(|n| n == "ClassVar" || n == "typing.ClassVar")
+            || matches!(&*a.annotation, Expr::Subscript(s)
+                if dotted(&s.value).is_some_and(|n| n.ends_with("ClassVar")))
+        {
+            return None;
+        }
+        let mut default = a.value.as_deref().map(|v| self.default(v));
+        if let Some(Expr::Call(call)) = a.value.as_deref()
+            && dotted(&call.func).is_some_and(|n| n == "field" || n == "dataclasses.field")
+        {
+            default = None;
+            for kw in &call.arguments.keywords {
+                match kw.arg.as_ref().map(|a| a.as_str()) {
+                    Some("init") if matches!(kw.value, Expr::BooleanLiteral(ref b) if !b.value) => {
+                        return None;
+                    }
+                    Some("default") => default = Some(self.default(&kw.value)),
+                    Some("default_factory") => {
+                        let mut d = self.default(call_as_expr(a));
+                        d.factory = Some(canonical(&kw.value, self.text));
+                        default = Some(d);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(ParamFacts {
+            name: name.id.to_string(),
+            line: self.line(name),
+            kind: FoundKind::Positional,
+            default,
+        })
+    }
+
+    fn default(&self, expr: &Expr) -> FoundDefault {
+        FoundDefault {
+            text: self.source(expr).to_owned(),
+            canonical: canonical(expr, self.text),
+            factory: None,
+        }
+    }
+
+    fn function(&self, f: &ast::StmtFunctionDef) -> FunctionFacts {
+        let decorated = |want: &str| {
+            f.decorator_list
+                .iter()
+                .any(|d| dotted(&d.expression).is_some_and(|n| n == want))
+        };
+        let p = &f.parameters;
+        let mut params = Vec::new();
+        let mut push = |pd: &ast::ParameterWithDefault, kind| {
+            params.push(ParamFacts {
+                name: pd.parameter.name.to_string(),
+                line: self.line(&pd.parameter),
+                kind,
+                default: pd.default.as_deref().map(|d| self.default(d)),
+            })
+        };
+        p.posonlyargs
+            .iter()
+            .for_each(|a| push(a, FoundKind::PositionalOnly));
+        p.args.iter().for_each(|a| push(a, FoundKind::Positional));
+        p.kwonlyargs
+            .iter()
+            .for_each(|a| push(a, FoundKind::KeywordOnly));
+        for (var, kind) in [
+            (&p.vararg, FoundKind::VarPositional),
+            (&p.kwarg, FoundKind::VarKeyword),
+        ] {
+            if let Some(v) = var {
+                params.push(ParamFacts {
+                    name: v.name.to_string(),
+                    line: self.line(&**v),
+                    kind,
+                    default: None,
+                });
+            }
+        }
+        FunctionFacts {
+            line: self.line(&f.name),
+            staticmethod: decorated("staticmethod"),
+            classmethod: decorated("classmethod"),
+            params,
+        }
+    }
+}
+
+/// The whole `field(...)` call, so a factory default reports the text as written.
+fn call_as_expr(a: &ast::StmtAnnAssign) -> &Expr {
+    a.value.as_deref().unwrap_or(&a.annotation)
+}
+
+/// `Some(frozen)` for `dataclass`, `dataclass(...)`, `dataclasses.dataclass(...)`.
+fn dataclass_frozen(expr: &Expr) -> Option<bool> {
+    let (func, keywords) = match expr {
+        Expr::Call(c) => (&*c.func, &c.arguments.keywords[..]),
+        other => (other, &[][..]),
+    };
+    let name = dotted(func)?;
+    if name != "dataclass" && name != "dataclasses.dataclass" {
+        return None;
+    }
+    let frozen = keywords.iter().any(|k| {
+        k.arg.as_ref().is_some_and(|a| a.as_str() == "frozen")
+            && matches!(k.value, Expr::BooleanLiteral(ref b) if b.value)
+    });
+    Some(frozen)
+}
+
+/// `a.b.c` for a name or attribute chain.
+fn dotted(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Attribute(a) => Some(format!("{}.{}", dotted(&a.value)?, a.attr)),
+        _ => None,
+    }
+}

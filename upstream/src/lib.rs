@@ -1,0 +1,40 @@
+//! Checks an upstream module's source against the api.toml model, statically: the module is
+//! parsed in Rust (ruff's parser), never imported, so no Python or native core is needed.
+//!
+//! [`source`] reads a `.py` or the module out of a wheel, [`extract`] keeps the module-level
+//! facts, [`check`] compares them with the model into a [`report::Report`]; [`matrix`] does
+//! that across releases, [`pin`] edits api.toml's pin, [`fetch`] downloads the pinned file.
+
+pub mod check;
+pub mod default_expr;
+pub mod extract;
+pub mod fetch;
+pub mod matrix;
+pub mod pin;
+pub mod report;
+pub mod source;
+pub mod version;
+
+use mooncake_sos_codegen::model::Api;
+use report::Report;
+use source::{LoadError, ModuleSource};
+
+/// Parses `source` and checks it against every symbol `api` declares.
+pub fn verify(api: &Api, source: &ModuleSource) -> Result<Report, LoadError> {
+    let facts = extract::extract(source)?;
+    Ok(check::check(api, &facts, &source.display, &source.sha256))
+}
+
+/// The report line when `source` is not the file api.toml pins, else `None`.
+pub fn sha256_mismatch(api: &Api, source: &ModuleSource) -> Option<String> {
+    (source.sha256 != api.upstream.sha256).then(|| {
+        format!(
+            "{}:1: upstream.sha256: file hash: expected {} (the pinned {} at {}), found {}",
+            source.display,
+            api.upstream.sha256,
+            api.upstream.path,
+            api.upstream.short_commit(),
+            source.sha256
+        )
+    })
+}

@@ -1,0 +1,70 @@
+//! Edits of api.toml that keep every comment and the layout: only the values change.
+
+use toml_edit::{DocumentMut, Item, Value};
+
+/// Sets `[upstream] commit` and `sha256`.
+pub fn set_pin(manifest: &str, commit: &str, sha256: &str) -> Result<String, String> {
+    edit(
+        manifest,
+        "upstream",
+        &[("commit", commit), ("sha256", sha256)],
+    )
+}
+
+/// Sets `[drop] first_release` and `first_release_package`.
+pub fn set_first_release(manifest: &str, package: &str, version: &str) -> Result<String, String> {
+    edit(
+        manifest,
+        "drop",
+        &[
+            ("first_release", version),
+            ("first_release_package", package),
+        ],
+    )
+}
+
+fn edit(manifest: &str, table: &str, values: &[(&str, &str)]) -> Result<String, String> {
+    let mut doc: DocumentMut = manifest
+        .parse()
+        .map_err(|e| format!("api.toml is not valid TOML: {e}"))?;
+    let table = doc
+        .get_mut(table)
+        .and_then(Item::as_table_mut)
+        .ok_or_else(|| format!("api.toml has no [{table}] table"))?;
+    for (key, text) in values {
+        let mut value = Value::from(*text);
+        match table.get_mut(key) {
+            Some(item) => {
+                // The old value's surrounding whitespace and trailing comment stay.
+                if let Some(old) = item.as_value() {
+                    *value.decor_mut() = old.decor().clone();
+                }
+                *item = Item::Value(value);
+            }
+            None => {
+                table.insert(key, Item::Value(value));
+            }
+        }
+    }
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_comments_and_layout() {
+        let text = "# top\n[upstream]\n# the pin\ncommit = \"aaa\"  # trailing\nsha256 = \"bbb\"\nrepo = \"x\"\n";
+        let out = set_pin(text, "ccc", "ddd").unwrap();
+        assert_eq!(
+            out,
+            "# top\n[upstream]\n# the pin\ncommit = \"ccc\"  # trailing\nsha256 = \"ddd\"\nrepo = \"x\"\n"
+        );
+        assert!(
+            set_pin("[other]\n", "c", "d")
+                .unwrap_err()
+                .contains("[upstream]")
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! What a check found: the checked items (the matrix's rows) and each mismatch, located.
+
+use mooncake_sos_codegen::model::{Api, SymbolKind};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// How bad a mismatch is for its item, and whether the item's children were checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Severity {
+    /// The item is absent; nothing below it could be checked.
+    Missing,
+    /// The item is there but is something else (a function for a class); children unchecked.
+    Blocked,
+    /// The item is there and differs in one respect.
+    Differs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Present,
+    Differs,
+    Missing,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Present => "present",
+            Self::Differs => "differs",
+            Self::Missing => "missing",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    /// Index into [`Items`].
+    pub item: usize,
+    pub severity: Severity,
+    pub line: usize,
+    /// `Symbol` or `Symbol.member`.
+    pub subject: String,
+    pub what: String,
+    pub expected: String,
+    pub found: String,
+}
+
+/// The facts the manifest declares, in declaration order, parents before children:
+/// `Sym`, `Sym.field`, `Sym.__init__`, `Sym.__init__(param)`, `Sym.method(param)`, `alias(param)`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Items {
+    pub labels: Vec<String>,
+    pub parents: Vec<Option<usize>>,
+    #[serde(skip)]
+    index: HashMap<String, usize>,
+}
+
+impl Items {
+    pub fn for_api(api: &Api) -> Self {
+        let mut items = Items::default();
+        for symbol in &api.symbols {
+            let s = items.push(symbol.name.clone(), None);
+            match &symbol.kind {
+                SymbolKind::Dataclass { fields, .. } => {
+                    for f in fields {
+                        items.push(format!("{}.{}", symbol.name, f.name), Some(s));
+                    }
+                }
+                SymbolKind::Class { init, methods } => {
+                    let member = format!("{}.__init__", symbol.name);
+                    items.push_params(member, s, init.iter().map(|p| &p.name));
+                    for m in methods {
+                        let member = format!("{}.{}", symbol.name, m.name);
+                        items.push_params(member, s, m.params.iter().map(|p| &p.name));
+                    }
+                }
+                SymbolKind::Function { params, .. } | SymbolKind::Alias { params, .. } => {
+                    for p in params {
+                        items.push(format!("{}({})", symbol.name, p.name), Some(s));
+                    }
+                }
+            }
+        }
+        items
+    }
+
+    fn push(&mut self, label: String, parent: Option<usize>) -> usize {
+        let i = self.labels.len();
+        self.index.insert(label.clone(), i);
+        self.labels.push(label);
+        self.parents.push(parent);
+        i
+    }
+
+    fn push_params<'a>(
+        &mut self,
+        member: String,
+        parent: usize,
+        params: impl Iterator<Item = &'a String>,
+    ) {
+        let m = self.push(member.clone(), Some(parent));
+        for p in params {
+            self.push(format!("{member}({p})"), Some(m));
+        }
+    }
+
+    /// The item with this label. Every label the checker uses comes from the same model,
+    /// so a miss here is a bug; it falls back to the first item rather than panicking.
+    pub fn index(&self, label: &str) -> usize {
+        debug_assert!(self.index.contains_key(label), "no item {label}");
+        self.index.get(label).copied().unwrap_or(0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+}
+
+/// The outcome of checking one module against the manifest.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub file: String,
+    pub sha256: String,
+    pub items: Items,
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.mismatches.is_empty()
+    }
+
+    /// `FILE:LINE: Symbol.member: what differs: expected X, found Y`, one per mismatch.
+    pub fn lines(&self) -> Vec<String> {
+        self.mismatches
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{}: {}: {}: expected {}, found {}",
+                    self.file, m.line, m.subject, m.what, m.expected, m.found
+                )
+            })
+            .collect()
+    }
+
+    /// Each item's status: its own worst mismatch, or its parent's when the parent's
+    /// mismatch kept it from being checked.
+    pub fn statuses(&self) -> Vec<Status> {
+        let mut own = vec![Status::Present; self.items.len()];
+        let mut blocked = vec![false; self.items.len()];
+        for m in &self.mismatches {
+            let status = match m.severity {
+                Severity::Missing => Status::Missing,
+                _ => Status::Differs,
+            };
+            own[m.item] = own[m.item].max(status);
+            blocked[m.item] |= m.severity != Severity::Differs;
+        }
+        for i in 0..self.items.len() {
+            if let Some(p) = self.items.parents[i]
+                && blocked[p]
+            {
+                own[i] = own[i].max(own[p]);
+                blocked[i] = true;
+            }
+        }
+        own
+    }
+}

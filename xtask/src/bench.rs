@@ -1,0 +1,168 @@
+//! `cargo xtask bench-verify` (hidden; run by hand, release build): `verify --module` against
+//! the same static check in Python with `ast`, side by side in one run, medians.
+//! Two views: in-process (read + parse + extract + compare, the work itself) and whole
+//! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
+
+use crate::verify::Common;
+use crate::{EXIT_ERROR, project_root};
+use mooncake_sos_upstream::source::ModuleSource;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The module to check (e.g. the 0.3.13.post1 one, 257 KB).
+    #[arg(long, value_name = "FILE")]
+    module: PathBuf,
+    /// The interpreter for the `ast` baseline.
+    #[arg(long, default_value = "python3")]
+    python: PathBuf,
+    /// Timed runs per side (after one warm-up).
+    #[arg(long, default_value_t = 30)]
+    runs: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match bench(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bench-verify: error: {message}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn bench(args: &Args) -> Result<(), String> {
+    let runs = args.runs.max(1);
+    let (manifest, _, api) = args.common.load()?;
+    let script = project_root().join("upstream/bench/verify_ast.py");
+    let dir = std::env::temp_dir().join(format!("bench-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let symbols = dir.join("symbols.json");
+    let json = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
+    std::fs::write(&symbols, json).map_err(|e| e.to_string())?;
+    let result = compare(args, runs, &api, &manifest, &script, &symbols);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn compare(
+    args: &Args,
+    runs: usize,
+    api: &mooncake_sos_codegen::model::Api,
+    manifest: &Path,
+    script: &Path,
+    symbols: &Path,
+) -> Result<(), String> {
+    let module = &args.module;
+    let python = |n: usize| {
+        let out = Command::new(&args.python)
+            .arg(script)
+            .arg(symbols)
+            .arg(module)
+            .arg(n.to_string())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", args.python.display()))?;
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+            format!(
+                "{} printed no report ({e}): {}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+        let secs: Vec<Duration> = v["seconds"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_f64())
+                    .map(Duration::from_secs_f64)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok::<_, String>((secs, v["mismatches"].as_u64().unwrap_or(u64::MAX)))
+    };
+    // In-process: the Rust check here, the Python one inside its own loop, same module.
+    let rust_once = || {
+        let start = Instant::now();
+        let source = ModuleSource::read_module(module).map_err(|e| e.to_string())?;
+        let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
+        Ok::<_, String>((start.elapsed(), report.mismatches.len()))
+    };
+    rust_once()?;
+    let mut rust = Vec::new();
+    let mut rust_misses = 0;
+    for _ in 0..runs {
+        let (t, n) = rust_once()?;
+        rust.push(t);
+        rust_misses = n;
+    }
+    let (py, py_misses) = python(runs + 1)?;
+    let py = py.into_iter().skip(1).collect::<Vec<_>>();
+    // Whole process, interleaved so both see the same machine load.
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let time = |cmd: &mut Command| {
+        let start = Instant::now();
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(start.elapsed())
+    };
+    let (mut rust_proc, mut py_proc) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        rust_proc.push(time(
+            Command::new(&exe)
+                .args(["verify", "--manifest"])
+                .arg(manifest)
+                .arg("--module")
+                .arg(module),
+        )?);
+        py_proc.push(time(
+            Command::new(&args.python)
+                .arg(script)
+                .arg(symbols)
+                .arg(module)
+                .arg("1"),
+        )?);
+    }
+    let size = std::fs::metadata(module).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "bench-verify: {} ({size} bytes), {runs} runs per side, medians",
+        module.display()
+    );
+    println!("mismatches found: rust {rust_misses}, python ast {py_misses}");
+    println!("| measure | rust (ruff_python_parser) | python ast | ratio |");
+    println!("|---|---|---|---|");
+    for (what, r, p) in [
+        (
+            "in-process: read + parse + extract + compare",
+            median(rust),
+            median(py),
+        ),
+        (
+            "whole process: `xtask verify --module` vs `python3 verify_ast.py`",
+            median(rust_proc),
+            median(py_proc),
+        ),
+    ] {
+        println!(
+            "| {what} | {} | {} | {:.1}x |",
+            ms(r),
+            ms(p),
+            p.as_secs_f64() / r.as_secs_f64()
+        );
+    }
+    Ok(())
+}
