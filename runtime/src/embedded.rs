@@ -3,7 +3,7 @@
 //! (status codes, pointer-based zero-copy calls) so the module takes its fast paths, including
 //! `get_into_ranges`, which `get(rows=[i, j])` needs.
 //!
-//! Values are immutable `Arc<[u8]>`: a reader clones the Arc under a short lock and copies
+//! Values are immutable `Arc<Buf>`: a reader clones the Arc under a short lock and copies
 //! outside it, with the GIL released, so 8+ threads can read and write at once and no write
 //! can change bytes another key (or a reader in flight) sees.
 
@@ -15,7 +15,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+mod buf;
 mod copy;
+pub use buf::Buf;
+use buf::Pool;
 use copy::{Addr, copy_from_addr, copy_range, copy_to_addr};
 
 /// Status codes of the real client (`mooncake-store` `ErrorCode`).
@@ -33,7 +36,7 @@ pub mod status {
 
 #[derive(Default)]
 struct Inner {
-    map: HashMap<String, Arc<[u8]>>,
+    map: HashMap<String, Arc<Buf>>,
     bytes: usize,
 }
 
@@ -42,15 +45,31 @@ struct Inner {
 pub struct EmbeddedStore {
     inner: RwLock<Inner>,
     capacity: usize,
+    pool: Pool,
 }
+
+/// Freed large buffers kept for reuse by default (enough for two 1 GiB payloads' chunks).
+pub const DEFAULT_RECYCLE_BYTES: usize = 2 << 30;
 
 impl EmbeddedStore {
     /// A store holding at most `capacity` bytes of values (`usize::MAX` for no limit).
     pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_limits(capacity, DEFAULT_RECYCLE_BYTES)
+    }
+
+    /// As [`with_capacity`](Self::with_capacity), keeping up to `recycle_bytes` of freed large
+    /// buffers for later puts (0 returns every freed buffer to the allocator at once).
+    pub fn with_limits(capacity: usize, recycle_bytes: usize) -> Self {
         EmbeddedStore {
             inner: RwLock::new(Inner::default()),
             capacity,
+            pool: Pool::new(recycle_bytes),
         }
+    }
+
+    /// Gives back every recycled buffer to the allocator.
+    pub fn trim(&self) {
+        self.pool.clear();
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Inner> {
@@ -62,12 +81,15 @@ impl EmbeddedStore {
         self.inner.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn lookup(&self, key: &str) -> Option<Arc<[u8]>> {
+    fn lookup(&self, key: &str) -> Option<Arc<Buf>> {
         self.read().map.get(key).cloned()
     }
 
     /// Inserts unless the key exists or the store is full; the value is built before locking.
-    pub fn insert(&self, key: &str, value: Arc<[u8]>) -> i64 {
+    pub fn insert(&self, key: &str, value: Option<Arc<Buf>>) -> i64 {
+        let Some(value) = value else {
+            return status::NO_AVAILABLE_HANDLE;
+        };
         if value.is_empty() {
             // The real client refuses empty values too (its allocator has nothing to hand out).
             return status::INVALID_PARAMS;
@@ -86,10 +108,20 @@ impl EmbeddedStore {
 
     /// Removes a key; `OBJECT_NOT_FOUND` if it was not there.
     pub fn delete(&self, key: &str) -> i64 {
-        let mut inner = self.write();
-        match inner.map.remove(key) {
-            Some(v) => {
+        let removed = {
+            let mut inner = self.write();
+            let removed = inner.map.remove(key);
+            if let Some(v) = &removed {
                 inner.bytes -= v.len();
+            }
+            removed
+        };
+        match removed {
+            Some(v) => {
+                // Recycle only if no reader still holds it (outside the lock: it may free).
+                if let Ok(buf) = Arc::try_unwrap(v) {
+                    self.pool.give(buf);
+                }
                 status::OK
             }
             None => status::OBJECT_NOT_FOUND,
@@ -97,7 +129,7 @@ impl EmbeddedStore {
     }
 
     /// The stored bytes of a key (shared, not copied).
-    pub fn value(&self, key: &str) -> Option<Arc<[u8]>> {
+    pub fn value(&self, key: &str) -> Option<Arc<Buf>> {
         self.lookup(key)
     }
 
@@ -154,7 +186,7 @@ impl EmbeddedStore {
         let (addr, size) = (Addr(buffer.buf_ptr() as usize), buffer.len_bytes());
         // SAFETY: `buffer` keeps the exporter's memory alive and unmoved until it is dropped,
         // after this copy.
-        let data = py.detach(|| unsafe { copy_from_addr(addr, size) });
+        let data = py.detach(|| unsafe { copy_from_addr(&self.pool, addr, size) });
         drop(buffer);
         Ok(self.insert(key, data))
     }
@@ -174,7 +206,7 @@ impl EmbeddedStore {
             return Ok(status::INVALID_PARAMS);
         }
         // SAFETY: put_from's contract, see copy_from_addr.
-        let data = py.detach(|| unsafe { copy_from_addr(Addr(buffer_ptr), size) });
+        let data = py.detach(|| unsafe { copy_from_addr(&self.pool, Addr(buffer_ptr), size) });
         Ok(self.insert(key, data))
     }
 
@@ -201,7 +233,7 @@ impl EmbeddedStore {
                     return status::INVALID_PARAMS;
                 }
                 // SAFETY: put_from's contract, per entry.
-                let data = py.detach(|| unsafe { copy_from_addr(Addr(ptr), size) });
+                let data = py.detach(|| unsafe { copy_from_addr(&self.pool, Addr(ptr), size) });
                 self.insert(key, data)
             })
             .collect())
@@ -288,7 +320,15 @@ impl EmbeddedStore {
                 let base = buffer_ptrs[b];
                 let results = py.detach(|| {
                     (0..sizes.len())
-                        .map(|r| copy_range(value.as_deref(), base, dst[r], src[r], sizes[r]))
+                        .map(|r| {
+                            copy_range(
+                                value.as_deref().map(|b| &b[..]),
+                                base,
+                                dst[r],
+                                src[r],
+                                sizes[r],
+                            )
+                        })
                         .collect::<Vec<i64>>()
                 });
                 per_key.push(results);

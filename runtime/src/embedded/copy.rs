@@ -3,26 +3,21 @@
 
 use std::sync::Arc;
 
+use super::buf::{Buf, Pool};
 use super::status;
 
 /// A raw address from Python, movable into a GIL-free closure.
 #[derive(Clone, Copy)]
 pub(super) struct Addr(pub(super) usize);
 
-/// Copies `size` bytes from a caller-owned address into a fresh value.
+/// Copies `size` bytes from a caller-owned address into a fresh value (`None`: out of memory).
 ///
 /// # Safety
 /// `ptr..ptr+size` must be readable for the duration of the call; that is the contract of the
 /// real client's `put_from`, and the module only passes addresses of buffers it holds alive.
-pub(super) unsafe fn copy_from_addr(ptr: Addr, size: usize) -> Arc<[u8]> {
-    let mut v = Vec::with_capacity(size);
-    // SAFETY: the source is readable per the function contract; the destination was just
-    // allocated with `size` capacity and is fully written before set_len.
-    unsafe {
-        std::ptr::copy_nonoverlapping(ptr.0 as *const u8, v.as_mut_ptr(), size);
-        v.set_len(size);
-    }
-    Arc::from(v)
+pub(super) unsafe fn copy_from_addr(pool: &Pool, ptr: Addr, size: usize) -> Option<Arc<Buf>> {
+    // SAFETY: per the function contract.
+    unsafe { pool.copy(ptr.0 as *const u8, size) }.map(Arc::new)
 }
 
 /// Copies `src` into a caller-owned address.
