@@ -4,6 +4,7 @@
 
 pub mod data;
 pub mod scenarios;
+pub mod upstream;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -105,18 +105,37 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     mooncake_sos_codegen::model::hex(&Sha256::digest(bytes))
 }
 
-/// `*.whl` files directly in `dir`, sorted by name.
-pub fn wheels_in(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+/// `*.whl` files directly in `dir` that ship the top-level `package` (a wheel cache also
+/// holds dependencies such as numpy), sorted by name.
+pub fn wheels_in(dir: &Path, package: &str) -> Result<Vec<PathBuf>, LoadError> {
     let display = dir.display().to_string();
     let entries = std::fs::read_dir(dir)
         .map_err(|e| LoadError::new(&display, format!("cannot list the directory: {e}")))?;
     let mut wheels: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .filter(|p| ships_package(p, package))
         .collect();
     wheels.sort();
     if wheels.is_empty() {
-        return Err(LoadError::new(display, "no .whl files in the directory"));
+        return Err(LoadError::new(
+            display,
+            format!("no .whl file here ships the `{package}` package"),
+        ));
     }
     Ok(wheels)
+}
+
+/// Whether the wheel has files under `package/`; an unreadable one counts (and is reported
+/// when read).
+fn ships_package(wheel: &Path, package: &str) -> bool {
+    let prefix = format!("{package}/");
+    std::fs::File::open(wheel)
+        .ok()
+        .and_then(|f| zip::ZipArchive::new(f).ok())
+        .is_none_or(|archive| {
+            archive
+                .file_names()
+                .any(|n| n.is_ok_and(|n| n.starts_with(&prefix)))
+        })
 }

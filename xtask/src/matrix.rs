@@ -38,7 +38,9 @@ fn matrix(args: &Args) -> Result<ExitCode, String> {
     let mut wheels = Vec::new();
     for input in &args.inputs {
         if input.is_dir() {
-            wheels.extend(source::wheels_in(input).map_err(|e| format!("{e}\n"))?);
+            wheels.extend(
+                source::wheels_in(input, api.upstream.package()).map_err(|e| format!("{e}\n"))?,
+            );
         } else {
             wheels.push(input.clone());
         }

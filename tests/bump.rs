@@ -1,0 +1,131 @@
+//! `cargo xtask bump`: verify first, then move exactly the two pin lines of api.toml and
+//! regenerate; `--fetch` through a local HTTP server on 127.0.0.1.
+
+use mooncake_sos_tests::upstream::{FileServer, module_of, repo_copy, snapshot, xtask};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+/// Tag v0.3.12.post1, whose module is the one in the 0.3.12.post1 wheel.
+const COMMIT: &str = "6041a609a8c3af35e778f70db344f145c2914980";
+const SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
+const RAW_PATH: &str = "/kvcache-ai/Mooncake/6041a609a8c3af35e778f70db344f145c2914980/mooncake-wheel/mooncake/structured_object_store.py";
+
+/// The lines that differ between two texts of the same line count.
+fn changed_lines(before: &str, after: &str) -> Vec<(String, String)> {
+    let (b, a): (Vec<_>, Vec<_>) = (before.lines().collect(), after.lines().collect());
+    assert_eq!(b.len(), a.len(), "line count changed:\n{after}");
+    b.iter()
+        .zip(&a)
+        .filter(|(x, y)| x != y)
+        .map(|(x, y)| (x.to_string(), y.to_string()))
+        .collect()
+}
+
+fn assert_pinned_to_0_3_12(before: &str, after: &str) {
+    let old_commit = before.lines().find(|l| l.starts_with("commit = ")).unwrap();
+    let old_sha = before.lines().find(|l| l.starts_with("sha256 = ")).unwrap();
+    assert_eq!(
+        changed_lines(before, after),
+        [
+            (old_commit.to_owned(), format!("commit = \"{COMMIT}\"")),
+            (old_sha.to_owned(), format!("sha256 = \"{SHA256}\"")),
+        ]
+    );
+}
+
+#[test]
+fn bump_moves_only_the_pin_lines_and_regenerates() {
+    let repo = repo_copy();
+    let manifest = repo.path().join("api.toml");
+    let m = manifest.to_str().unwrap();
+    let before = std::fs::read_to_string(&manifest).unwrap();
+    let module = module_of("0.3.12.post1", repo.path());
+    let run = xtask(&["bump", "--manifest", m, "--commit", COMMIT, "--module", module.to_str().unwrap()], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("upstream pin 4dbe5a4c -> 6041a609"), "{run:?}");
+    assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(&manifest).unwrap());
+
+    let shim = std::fs::read_to_string(repo.path().join("generated/python/mooncake_sos.py")).unwrap();
+    assert!(shim.contains(&format!("UPSTREAM_COMMIT = \"{COMMIT}\"")), "the shim was regenerated");
+    let check = xtask(&["regen", "--check", "--manifest", m], &[]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+    // The new pin is the file: --sha256 now passes.
+    let run = xtask(&["verify", "--manifest", m, "--module", module.to_str().unwrap(), "--sha256"], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+#[test]
+fn bump_refuses_a_module_without_the_api_and_writes_nothing() {
+    let repo = repo_copy();
+    let module = module_of("0.3.11.post1", repo.path());
+    let m = repo.path().join("api.toml");
+    let before = snapshot(repo.path());
+    let run = xtask(
+        &["bump", "--manifest", m.to_str().unwrap(), "--commit", COMMIT, "--module", module.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stdout.contains("FieldSchema: missing: expected dataclass, found nothing"), "{run:?}");
+    assert!(run.stdout.lines().last().unwrap().starts_with("bump: refused: "), "{run:?}");
+    assert!(snapshot(repo.path()) == before, "bump wrote something although it refused");
+}
+
+#[test]
+fn bump_rejects_a_malformed_commit() {
+    let repo = repo_copy();
+    let module = module_of("0.3.12.post1", repo.path());
+    let m = repo.path().join("api.toml");
+    let before = snapshot(repo.path());
+    let run = xtask(
+        &["bump", "--manifest", m.to_str().unwrap(), "--commit", "6041a60", "--module", module.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stderr.contains("expected 40 lowercase hex digits"), "{run:?}");
+    assert!(snapshot(repo.path()) == before);
+}
+
+#[test]
+fn fetch_downloads_checks_and_caches_the_pinned_module() {
+    let repo = repo_copy();
+    let m = repo.path().join("api.toml");
+    let m = m.to_str().unwrap();
+    let cache = repo.path().join("cache");
+    let c = cache.to_str().unwrap();
+    let module = module_of("0.3.12.post1", repo.path());
+    let bytes = std::fs::read(&module).unwrap();
+    let server = FileServer::start(HashMap::from([(RAW_PATH.to_owned(), bytes.clone())]));
+    let url = server.base_url.clone();
+
+    // bump --fetch: the module at the new commit, verified, then pinned.
+    let before = std::fs::read_to_string(m).unwrap();
+    let run = xtask(&["bump", "--manifest", m, "--commit", COMMIT, "--fetch", "--raw-base-url", &url, "--cache-dir", c], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(m).unwrap());
+    let cached = cache.join(COMMIT).join("structured_object_store.py");
+    assert_eq!(std::fs::read(&cached).unwrap(), bytes);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+
+    // verify --fetch: the cached copy has the pinned hash, so there is no second request.
+    let run = xtask(&["verify", "--manifest", m, "--fetch", "--raw-base-url", &url, "--cache-dir", c, "--sha256"], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+
+    // A server handing out another file is refused on its hash, and nothing is cached.
+    let other = module_of("0.3.13.post1", repo.path());
+    let liar = FileServer::start(HashMap::from([(RAW_PATH.to_owned(), std::fs::read(other).unwrap())]));
+    let fresh = repo.path().join("fresh-cache");
+    let f = fresh.to_str().unwrap();
+    let run = xtask(&["verify", "--manifest", m, "--fetch", "--raw-base-url", &liar.base_url, "--cache-dir", f], &[]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    let want = format!("{}{RAW_PATH}: error: sha256 is 41ba64e6", liar.base_url);
+    assert!(run.stderr.starts_with(&want), "{run:?}");
+    assert!(!fresh.exists(), "a file with the wrong hash was cached");
+
+    // A missing file is a located error too.
+    drop(server);
+    let empty = FileServer::start(HashMap::new());
+    let run = xtask(&["verify", "--manifest", m, "--fetch", "--raw-base-url", &empty.base_url, "--cache-dir", f], &[]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stderr.contains("server answered `HTTP/1.1 404 Not Found`"), "{run:?}");
+}

@@ -1,0 +1,301 @@
+//! `cargo xtask verify`: the real PyPI wheels, a real interpreter, and small synthetic
+//! modules for every kind of mismatch, each asserting the exact report line.
+
+use mooncake_sos_tests::upstream::{line_of, module_of, wheel, wheels_dir, xtask};
+use std::path::Path;
+
+/// A module carrying exactly the API api.toml declares; each test breaks one thing in it.
+/// Quote style and spacing differ from api.toml on purpose (`"bundle"` vs `'bundle'`).
+const GOOD: &str = r#"from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_BUNDLE_CHUNK_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class FieldSchema:
+    codec: str
+    nullable: bool = True
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def export_dataproto_ref(ref):
+    return {}
+
+
+def export_other_ref(ref):
+    return {}
+
+
+def import_dataproto_ref(handle):
+    return handle
+
+
+class MooncakeBundleTransfer:
+    def __init__(self, store, key_prefix: str = "bundle", default_chunk_bytes: int = DEFAULT_BUNDLE_CHUNK_BYTES, buffer_pool=None):
+        self.store = store
+
+    @staticmethod
+    def release_result(result) -> None:
+        pass
+
+    def put(self, data, *, type="dataproto", namespace="default", partition="default", stage="default", chunk_bytes=None, policy=None, config=None, field_schemas=None):
+        pass
+
+    def get(self, ref, *, type="dataproto", fields=None, batch_fields=None, non_tensor_fields=None, meta_info_keys=None, data_cls=None, destinations=None, rows=None):
+        pass
+
+    def cleanup_dataproto(self, ref) -> None:
+        pass
+
+
+export_ref = export_dataproto_ref
+import_ref = import_dataproto_ref
+"#;
+
+/// Writes `GOOD` with `edits` applied (each `from` must occur) and runs verify on it.
+fn verify_edited(edits: &[(&str, &str)]) -> (String, String, mooncake_sos_tests::upstream::Run) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = GOOD.to_owned();
+    for (from, to) in edits {
+        assert!(text.contains(from), "edit {from:?} does not apply");
+        text = text.replacen(from, to, 1);
+    }
+    let path = dir.path().join("structured_object_store.py");
+    std::fs::write(&path, &text).unwrap();
+    let file = path.display().to_string();
+    let run = xtask(&["verify", "--module", &file], &[]);
+    (file, text, run)
+}
+
+fn assert_reports(edits: &[(&str, &str)], expected: impl Fn(&str, &str) -> Vec<String>) {
+    let (file, text, run) = verify_edited(edits);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.report(), expected(&file, &text), "{run:?}");
+    assert!(run.stdout.lines().last().unwrap().contains("mismatch(es)"), "{run:?}");
+}
+
+#[test]
+fn the_synthetic_module_matches_as_written() {
+    let (_, _, run) = verify_edited(&[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("verify: ") && run.stdout.contains("matches api.toml"), "{run:?}");
+}
+
+#[test]
+fn renamed_parameter() {
+    assert_reports(&[("namespace=\"default\"", "name_space=\"default\"")], |f, t| {
+        let line = line_of(t, "def put(");
+        vec![format!("{f}:{line}: MooncakeBundleTransfer.put: parameter 'namespace': expected keyword-only, found nothing")]
+    });
+}
+
+#[test]
+fn parameter_made_keyword_only() {
+    assert_reports(&[("DEFAULT_BUNDLE_CHUNK_BYTES, buffer_pool", "DEFAULT_BUNDLE_CHUNK_BYTES, *, buffer_pool")], |f, t| {
+        let line = line_of(t, "def __init__(");
+        vec![format!(
+            "{f}:{line}: MooncakeBundleTransfer.__init__: parameter 'buffer_pool' kind: expected positional, found keyword-only"
+        )]
+    });
+}
+
+#[test]
+fn default_changed() {
+    assert_reports(&[("key_prefix: str = \"bundle\"", "key_prefix: str = \"bundles\"")], |f, t| {
+        let line = line_of(t, "def __init__(");
+        vec![format!(
+            "{f}:{line}: MooncakeBundleTransfer.__init__: parameter 'key_prefix' default: expected 'bundle', found \"bundles\""
+        )]
+    });
+}
+
+#[test]
+fn alias_retargeted() {
+    assert_reports(&[("export_ref = export_dataproto_ref", "export_ref = export_other_ref")], |f, t| {
+        let line = line_of(t, "export_ref = ");
+        vec![format!("{f}:{line}: export_ref: alias target: expected export_dataproto_ref, found export_other_ref")]
+    });
+}
+
+#[test]
+fn alias_turned_into_a_function() {
+    assert_reports(&[("export_ref = export_dataproto_ref", "def export_ref(ref):\n    return {}")], |f, t| {
+        let line = line_of(t, "def export_ref(");
+        vec![format!("{f}:{line}: export_ref: kind: expected alias of export_dataproto_ref, found function")]
+    });
+}
+
+#[test]
+fn class_turned_function() {
+    let class_start = GOOD.find("class MooncakeBundleTransfer:").unwrap();
+    let class_end = GOOD.find("export_ref = ").unwrap();
+    let class = &GOOD[class_start..class_end];
+    assert_reports(&[(class, "def MooncakeBundleTransfer(store, key_prefix=\"bundle\"):\n    pass\n\n\n")], |f, t| {
+        let line = line_of(t, "def MooncakeBundleTransfer(");
+        vec![format!("{f}:{line}: MooncakeBundleTransfer: kind: expected class, found function")]
+    });
+}
+
+#[test]
+fn staticmethod_dropped_and_factory_changed_are_both_reported() {
+    let edits = [
+        ("    @staticmethod\n    def release_result(result)", "    def release_result(self, result)"),
+        ("field(default_factory=dict)", "field(default_factory=list)"),
+        ("@dataclass(frozen=True)", "@dataclass"),
+    ];
+    assert_reports(&edits, |f, t| {
+        vec![
+            format!("{f}:{}: FieldSchema: frozen: expected True, found False", line_of(t, "class FieldSchema")),
+            format!(
+                "{f}:{}: FieldSchema.metadata: default: expected field(default_factory=dict), found field(default_factory=list)",
+                line_of(t, "metadata:")
+            ),
+            format!(
+                "{f}:{}: MooncakeBundleTransfer.release_result: staticmethod: expected staticmethod, found instance method",
+                line_of(t, "def release_result(")
+            ),
+        ]
+    });
+}
+
+#[test]
+fn undeclared_required_parameter_and_reordered_positionals() {
+    let edits = [
+        ("def put(self, data, *,", "def put(self, data, mode, *,"),
+        (
+            "key_prefix: str = \"bundle\", default_chunk_bytes: int = DEFAULT_BUNDLE_CHUNK_BYTES,",
+            "default_chunk_bytes: int = DEFAULT_BUNDLE_CHUNK_BYTES, key_prefix: str = \"bundle\",",
+        ),
+    ];
+    assert_reports(&edits, |f, t| {
+        let init = line_of(t, "def __init__(");
+        vec![
+            format!("{f}:{init}: MooncakeBundleTransfer.__init__: parameter 'key_prefix' position: expected 2, found 3"),
+            format!("{f}:{init}: MooncakeBundleTransfer.__init__: parameter 'default_chunk_bytes' position: expected 3, found 2"),
+            format!(
+                "{f}:{}: MooncakeBundleTransfer.put: undeclared required parameter: expected none, found positional mode",
+                line_of(t, "def put(")
+            ),
+        ]
+    });
+}
+
+#[test]
+fn release_0_3_11_lacks_the_api_and_every_miss_is_named() {
+    let whl = wheel("0.3.11.post1");
+    let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let file = format!("{}!mooncake/structured_object_store.py", whl.display());
+    let report = run.report();
+    for expected in [
+        format!("{file}:1: FieldSchema: missing: expected dataclass, found nothing"),
+        format!("{file}:1: export_ref: missing: expected alias of export_dataproto_ref, found nothing"),
+        format!("{file}:1: import_ref: missing: expected alias of import_dataproto_ref, found nothing"),
+    ] {
+        assert!(report.contains(&expected.as_str()), "no {expected:?} in {run:?}");
+    }
+    for method in ["put", "get", "cleanup_dataproto"] {
+        let want = format!(": MooncakeBundleTransfer.{method}: missing: expected method, found nothing");
+        assert!(report.iter().any(|l| l.ends_with(&want)), "no {want:?} in {run:?}");
+    }
+    let want = ": MooncakeBundleTransfer.release_result: missing: expected staticmethod, found nothing";
+    assert!(report.iter().any(|l| l.ends_with(want)), "{run:?}");
+    assert!(run.stdout.lines().last().unwrap().starts_with(&format!("verify: {} mismatch(es)", report.len())));
+}
+
+#[test]
+fn releases_0_3_12_and_0_3_13_carry_the_api() {
+    for version in ["0.3.12.post1", "0.3.13.post1"] {
+        let whl = wheel(version);
+        let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
+        assert_eq!(run.code, Some(0), "{version}: {run:?}");
+        assert_eq!(run.stdout.lines().count(), 1, "one summary line: {run:?}");
+        assert!(run.stdout.contains("matches api.toml"), "{run:?}");
+        // The same module as a plain file gives the same verdict.
+        let dir = tempfile::tempdir().unwrap();
+        let module = module_of(version, dir.path());
+        let run = xtask(&["verify", "--module", module.to_str().unwrap()], &[]);
+        assert_eq!(run.code, Some(0), "{version} as a file: {run:?}");
+    }
+}
+
+#[test]
+fn sha256_requires_the_pinned_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = module_of("0.3.12.post1", dir.path());
+    let m = module.to_str().unwrap();
+    let run = xtask(&["verify", "--module", m, "--sha256"], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let api = std::fs::read_to_string(mooncake_sos_tests::upstream::repo_root().join("api.toml")).unwrap();
+    let pinned = api.lines().find_map(|l| l.strip_prefix("sha256 = \"")).unwrap().trim_end_matches('"');
+    assert_eq!(
+        run.report(),
+        [format!(
+            "{m}:1: upstream.sha256: file hash: expected {pinned} (the pinned mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c), found 611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f"
+        )]
+    );
+}
+
+fn assert_bad_input(args: &[&str], location: &str, message: &str) {
+    let run = xtask(args, &[]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stdout, "", "no partial output: {run:?}");
+    let want = format!("{location}: error: {message}");
+    assert!(run.stderr.starts_with(&want), "want {want:?}: {run:?}");
+}
+
+#[test]
+fn bad_input_is_located_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.py");
+    let m = missing.to_str().unwrap();
+    assert_bad_input(&["verify", "--module", m], m, "cannot read the module");
+
+    let bogus = dir.path().join("bogus.whl");
+    std::fs::write(&bogus, "not a zip").unwrap();
+    let b = bogus.to_str().unwrap();
+    assert_bad_input(&["verify", "--wheel", b], b, "not a wheel (zip archive)");
+
+    // A real wheel without the module: numpy from the same cache.
+    let numpy = std::fs::read_dir(wheels_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("numpy-"))
+        .expect("the numpy wheel in MC_TEST_WHEELS (scripts/setup-test-env.sh downloads it)");
+    let n = numpy.to_str().unwrap();
+    assert_bad_input(&["verify", "--wheel", n], n, "the wheel has no mooncake/structured_object_store.py");
+
+    let broken = dir.path().join("broken.py");
+    std::fs::write(&broken, "import os\n\ndef f(:\n    pass\n").unwrap();
+    let s = format!("{}:3:7", broken.display());
+    assert_bad_input(&["verify", "--module", broken.to_str().unwrap()], &s, "Python syntax error");
+}
+
+#[test]
+fn python_runs_the_shim_in_a_real_interpreter() {
+    let python = std::env::var("MC_TEST_PYTHON")
+        .unwrap_or_else(|_| panic!("MC_TEST_PYTHON is not set: {}", mooncake_sos_tests::SETUP_HINT));
+    let run = xtask(&["verify", "--python", &python], &[]);
+    assert_eq!(run.code, Some(0), "the venv has 0.3.12.post1: {run:?}");
+    assert!(run.stdout.contains("mooncake-transfer-engine-non-cuda 0.3.12.post1"), "{run:?}");
+
+    // The 0.3.11.post1 wheel unpacked ahead of the venv's: the shim must name what is missing.
+    let dir = tempfile::tempdir().unwrap();
+    let unpack = std::process::Command::new(&python)
+        .args(["-m", "zipfile", "-e"])
+        .arg(wheel("0.3.11.post1"))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(unpack.success());
+    let path = dir.path().to_str().unwrap();
+    let run = xtask(&["verify", "--python", &python], &[("PYTHONPATH", path)]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let module = Path::new(path).join("mooncake/structured_object_store.py");
+    let want = format!("{}: FieldSchema: missing", module.display());
+    assert!(run.stdout.lines().any(|l| l == want), "no {want:?}: {run:?}");
+    for name in ["export_ref", "import_ref", "MooncakeBundleTransfer.put"] {
+        assert!(run.stdout.contains(&format!(": {name}: missing")), "{name}: {run:?}");
+    }
+}
