@@ -13,6 +13,9 @@ WHEELS="$ENV_DIR/wheels"
 MOONCAKE_VERSION="0.3.12.post1"
 # Releases the matrix / verify / native-compat tests read.
 MATRIX_VERSIONS=(0.3.11.post1 0.3.12.post1 0.3.13.post1)
+# Wheels the layer-emulation tests build their stand-in base venvs from, offline: the mooncake
+# wheels above are installed --no-deps, so these are the module's own imports.
+BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -48,6 +51,12 @@ download_wheels() {
             # The venv's pip picks the wheel built for this interpreter (cp311).
             "$VENV/bin/pip" download -q --no-deps --only-binary=:all: \
                 -d "$WHEELS" "mooncake-transfer-engine-non-cuda==$v" >&2
+        fi
+    done
+    for req in "${BASE_VENV_WHEELS[@]}"; do
+        if ! compgen -G "$WHEELS/${req%%==*}-${req##*==}-*.whl" >/dev/null; then
+            log "downloading $req"
+            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$WHEELS" "$req" >&2
         fi
     done
 }
