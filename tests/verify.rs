@@ -1,7 +1,7 @@
 //! `cargo xtask verify`: the real PyPI wheels, a real interpreter, and small synthetic
 //! modules for every kind of mismatch, each asserting the exact report line.
 
-use mooncake_sos_tests::upstream::{line_of, module_of, wheel, wheels_dir, xtask};
+use mooncake_sos_tests::upstream::{line_of, module_of, wheel, xtask};
 use std::path::Path;
 
 /// A module carrying exactly the API api.toml declares; each test breaks one thing in it.
@@ -72,58 +72,97 @@ fn assert_reports(edits: &[(&str, &str)], expected: impl Fn(&str, &str) -> Vec<S
     let (file, text, run) = verify_edited(edits);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.report(), expected(&file, &text), "{run:?}");
-    assert!(run.stdout.lines().last().unwrap().contains("mismatch(es)"), "{run:?}");
+    assert!(
+        run.stdout.lines().last().unwrap().contains("mismatch(es)"),
+        "{run:?}"
+    );
 }
 
 #[test]
 fn the_synthetic_module_matches_as_written() {
     let (_, _, run) = verify_edited(&[]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.starts_with("verify: ") && run.stdout.contains("matches api.toml"), "{run:?}");
+    assert!(
+        run.stdout.starts_with("verify: ") && run.stdout.contains("matches api.toml"),
+        "{run:?}"
+    );
 }
 
 #[test]
 fn renamed_parameter() {
-    assert_reports(&[("namespace=\"default\"", "name_space=\"default\"")], |f, t| {
-        let line = line_of(t, "def put(");
-        vec![format!("{f}:{line}: MooncakeBundleTransfer.put: parameter 'namespace': expected keyword-only, found nothing")]
-    });
+    assert_reports(
+        &[("namespace=\"default\"", "name_space=\"default\"")],
+        |f, t| {
+            let line = line_of(t, "def put(");
+            vec![format!(
+                "{f}:{line}: MooncakeBundleTransfer.put: parameter 'namespace': expected keyword-only, found nothing"
+            )]
+        },
+    );
 }
 
 #[test]
 fn parameter_made_keyword_only() {
-    assert_reports(&[("DEFAULT_BUNDLE_CHUNK_BYTES, buffer_pool", "DEFAULT_BUNDLE_CHUNK_BYTES, *, buffer_pool")], |f, t| {
-        let line = line_of(t, "def __init__(");
-        vec![format!(
-            "{f}:{line}: MooncakeBundleTransfer.__init__: parameter 'buffer_pool' kind: expected positional, found keyword-only"
-        )]
-    });
+    assert_reports(
+        &[(
+            "DEFAULT_BUNDLE_CHUNK_BYTES, buffer_pool",
+            "DEFAULT_BUNDLE_CHUNK_BYTES, *, buffer_pool",
+        )],
+        |f, t| {
+            let line = line_of(t, "def __init__(");
+            vec![format!(
+                "{f}:{line}: MooncakeBundleTransfer.__init__: parameter 'buffer_pool' kind: expected positional, found keyword-only"
+            )]
+        },
+    );
 }
 
 #[test]
 fn default_changed() {
-    assert_reports(&[("key_prefix: str = \"bundle\"", "key_prefix: str = \"bundles\"")], |f, t| {
-        let line = line_of(t, "def __init__(");
-        vec![format!(
-            "{f}:{line}: MooncakeBundleTransfer.__init__: parameter 'key_prefix' default: expected 'bundle', found \"bundles\""
-        )]
-    });
+    assert_reports(
+        &[(
+            "key_prefix: str = \"bundle\"",
+            "key_prefix: str = \"bundles\"",
+        )],
+        |f, t| {
+            let line = line_of(t, "def __init__(");
+            vec![format!(
+                "{f}:{line}: MooncakeBundleTransfer.__init__: parameter 'key_prefix' default: expected 'bundle', found \"bundles\""
+            )]
+        },
+    );
 }
 
 #[test]
 fn alias_retargeted() {
-    assert_reports(&[("export_ref = export_dataproto_ref", "export_ref = export_other_ref")], |f, t| {
-        let line = line_of(t, "export_ref = ");
-        vec![format!("{f}:{line}: export_ref: alias target: expected export_dataproto_ref, found export_other_ref")]
-    });
+    assert_reports(
+        &[(
+            "export_ref = export_dataproto_ref",
+            "export_ref = export_other_ref",
+        )],
+        |f, t| {
+            let line = line_of(t, "export_ref = ");
+            vec![format!(
+                "{f}:{line}: export_ref: alias target: expected export_dataproto_ref, found export_other_ref"
+            )]
+        },
+    );
 }
 
 #[test]
 fn alias_turned_into_a_function() {
-    assert_reports(&[("export_ref = export_dataproto_ref", "def export_ref(ref):\n    return {}")], |f, t| {
-        let line = line_of(t, "def export_ref(");
-        vec![format!("{f}:{line}: export_ref: kind: expected alias of export_dataproto_ref, found function")]
-    });
+    assert_reports(
+        &[(
+            "export_ref = export_dataproto_ref",
+            "def export_ref(ref):\n    return {}",
+        )],
+        |f, t| {
+            let line = line_of(t, "def export_ref(");
+            vec![format!(
+                "{f}:{line}: export_ref: kind: expected alias of export_dataproto_ref, found function"
+            )]
+        },
+    );
 }
 
 #[test]
@@ -131,22 +170,36 @@ fn class_turned_function() {
     let class_start = GOOD.find("class MooncakeBundleTransfer:").unwrap();
     let class_end = GOOD.find("export_ref = ").unwrap();
     let class = &GOOD[class_start..class_end];
-    assert_reports(&[(class, "def MooncakeBundleTransfer(store, key_prefix=\"bundle\"):\n    pass\n\n\n")], |f, t| {
-        let line = line_of(t, "def MooncakeBundleTransfer(");
-        vec![format!("{f}:{line}: MooncakeBundleTransfer: kind: expected class, found function")]
-    });
+    assert_reports(
+        &[(
+            class,
+            "def MooncakeBundleTransfer(store, key_prefix=\"bundle\"):\n    pass\n\n\n",
+        )],
+        |f, t| {
+            let line = line_of(t, "def MooncakeBundleTransfer(");
+            vec![format!(
+                "{f}:{line}: MooncakeBundleTransfer: kind: expected class, found function"
+            )]
+        },
+    );
 }
 
 #[test]
 fn staticmethod_dropped_and_factory_changed_are_both_reported() {
     let edits = [
-        ("    @staticmethod\n    def release_result(result)", "    def release_result(self, result)"),
+        (
+            "    @staticmethod\n    def release_result(result)",
+            "    def release_result(self, result)",
+        ),
         ("field(default_factory=dict)", "field(default_factory=list)"),
         ("@dataclass(frozen=True)", "@dataclass"),
     ];
     assert_reports(&edits, |f, t| {
         vec![
-            format!("{f}:{}: FieldSchema: frozen: expected True, found False", line_of(t, "class FieldSchema")),
+            format!(
+                "{f}:{}: FieldSchema: frozen: expected True, found False",
+                line_of(t, "class FieldSchema")
+            ),
             format!(
                 "{f}:{}: FieldSchema.metadata: default: expected field(default_factory=dict), found field(default_factory=list)",
                 line_of(t, "metadata:")
@@ -171,8 +224,12 @@ fn undeclared_required_parameter_and_reordered_positionals() {
     assert_reports(&edits, |f, t| {
         let init = line_of(t, "def __init__(");
         vec![
-            format!("{f}:{init}: MooncakeBundleTransfer.__init__: parameter 'key_prefix' position: expected 2, found 3"),
-            format!("{f}:{init}: MooncakeBundleTransfer.__init__: parameter 'default_chunk_bytes' position: expected 3, found 2"),
+            format!(
+                "{f}:{init}: MooncakeBundleTransfer.__init__: parameter 'key_prefix' position: expected 2, found 3"
+            ),
+            format!(
+                "{f}:{init}: MooncakeBundleTransfer.__init__: parameter 'default_chunk_bytes' position: expected 3, found 2"
+            ),
             format!(
                 "{f}:{}: MooncakeBundleTransfer.put: undeclared required parameter: expected none, found positional mode",
                 line_of(t, "def put(")
@@ -190,18 +247,36 @@ fn release_0_3_11_lacks_the_api_and_every_miss_is_named() {
     let report = run.report();
     for expected in [
         format!("{file}:1: FieldSchema: missing: expected dataclass, found nothing"),
-        format!("{file}:1: export_ref: missing: expected alias of export_dataproto_ref, found nothing"),
-        format!("{file}:1: import_ref: missing: expected alias of import_dataproto_ref, found nothing"),
+        format!(
+            "{file}:1: export_ref: missing: expected alias of export_dataproto_ref, found nothing"
+        ),
+        format!(
+            "{file}:1: import_ref: missing: expected alias of import_dataproto_ref, found nothing"
+        ),
     ] {
-        assert!(report.contains(&expected.as_str()), "no {expected:?} in {run:?}");
+        assert!(
+            report.contains(&expected.as_str()),
+            "no {expected:?} in {run:?}"
+        );
     }
     for method in ["put", "get", "cleanup_dataproto"] {
-        let want = format!(": MooncakeBundleTransfer.{method}: missing: expected method, found nothing");
-        assert!(report.iter().any(|l| l.ends_with(&want)), "no {want:?} in {run:?}");
+        let want =
+            format!(": MooncakeBundleTransfer.{method}: missing: expected method, found nothing");
+        assert!(
+            report.iter().any(|l| l.ends_with(&want)),
+            "no {want:?} in {run:?}"
+        );
     }
-    let want = ": MooncakeBundleTransfer.release_result: missing: expected staticmethod, found nothing";
+    let want =
+        ": MooncakeBundleTransfer.release_result: missing: expected staticmethod, found nothing";
     assert!(report.iter().any(|l| l.ends_with(want)), "{run:?}");
-    assert!(run.stdout.lines().last().unwrap().starts_with(&format!("verify: {} mismatch(es)", report.len())));
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("verify: {} mismatch(es)", report.len()))
+    );
 }
 
 #[test]
@@ -227,14 +302,28 @@ fn sha256_requires_the_pinned_file() {
     let m = module.to_str().unwrap();
     let run = xtask(&["verify", "--module", m, "--sha256"], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    let api = std::fs::read_to_string(mooncake_sos_tests::upstream::repo_root().join("api.toml")).unwrap();
-    let pinned = api.lines().find_map(|l| l.strip_prefix("sha256 = \"")).unwrap().trim_end_matches('"');
+    let api = std::fs::read_to_string(mooncake_sos_tests::upstream::repo_root().join("api.toml"))
+        .unwrap();
+    let pinned = api
+        .lines()
+        .find_map(|l| l.strip_prefix("sha256 = \""))
+        .unwrap()
+        .trim_end_matches('"');
     assert_eq!(
         run.report(),
         [format!(
             "{m}:1: upstream.sha256: file hash: expected {pinned} (the pinned mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c), found 611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f"
         )]
     );
+}
+
+fn python() -> String {
+    std::env::var("MC_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!(
+            "MC_TEST_PYTHON is not set: {}",
+            mooncake_sos_tests::SETUP_HINT
+        )
+    })
 }
 
 fn assert_bad_input(args: &[&str], location: &str, message: &str) {
@@ -257,28 +346,46 @@ fn bad_input_is_located_and_exits_2() {
     let b = bogus.to_str().unwrap();
     assert_bad_input(&["verify", "--wheel", b], b, "not a wheel (zip archive)");
 
-    // A real wheel without the module: numpy from the same cache.
-    let numpy = std::fs::read_dir(wheels_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("numpy-"))
-        .expect("the numpy wheel in MC_TEST_WHEELS (scripts/setup-test-env.sh downloads it)");
-    let n = numpy.to_str().unwrap();
-    assert_bad_input(&["verify", "--wheel", n], n, "the wheel has no mooncake/structured_object_store.py");
+    // A zip with the `mooncake` package but not the module (what an older release ships),
+    // written by the real interpreter's zipfile.
+    let pkg = dir.path().join("pkg/mooncake");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    let old = dir.path().join("mooncake_old-0.1-py3-none-any.whl");
+    let zipped = std::process::Command::new(python())
+        .args(["-m", "zipfile", "-c"])
+        .arg(&old)
+        .arg(&pkg)
+        .status()
+        .unwrap();
+    assert!(zipped.success());
+    let o = old.to_str().unwrap();
+    assert_bad_input(
+        &["verify", "--wheel", o],
+        o,
+        "the wheel has no mooncake/structured_object_store.py",
+    );
 
     let broken = dir.path().join("broken.py");
     std::fs::write(&broken, "import os\n\ndef f(:\n    pass\n").unwrap();
     let s = format!("{}:3:7", broken.display());
-    assert_bad_input(&["verify", "--module", broken.to_str().unwrap()], &s, "Python syntax error");
+    assert_bad_input(
+        &["verify", "--module", broken.to_str().unwrap()],
+        &s,
+        "Python syntax error",
+    );
 }
 
 #[test]
 fn python_runs_the_shim_in_a_real_interpreter() {
-    let python = std::env::var("MC_TEST_PYTHON")
-        .unwrap_or_else(|_| panic!("MC_TEST_PYTHON is not set: {}", mooncake_sos_tests::SETUP_HINT));
+    let python = python();
     let run = xtask(&["verify", "--python", &python], &[]);
     assert_eq!(run.code, Some(0), "the venv has 0.3.12.post1: {run:?}");
-    assert!(run.stdout.contains("mooncake-transfer-engine-non-cuda 0.3.12.post1"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("mooncake-transfer-engine-non-cuda 0.3.12.post1"),
+        "{run:?}"
+    );
 
     // The 0.3.11.post1 wheel unpacked ahead of the venv's: the shim must name what is missing.
     let dir = tempfile::tempdir().unwrap();
@@ -294,8 +401,14 @@ fn python_runs_the_shim_in_a_real_interpreter() {
     assert_eq!(run.code, Some(1), "{run:?}");
     let module = Path::new(path).join("mooncake/structured_object_store.py");
     let want = format!("{}: FieldSchema: missing", module.display());
-    assert!(run.stdout.lines().any(|l| l == want), "no {want:?}: {run:?}");
+    assert!(
+        run.stdout.lines().any(|l| l == want),
+        "no {want:?}: {run:?}"
+    );
     for name in ["export_ref", "import_ref", "MooncakeBundleTransfer.put"] {
-        assert!(run.stdout.contains(&format!(": {name}: missing")), "{name}: {run:?}");
+        assert!(
+            run.stdout.contains(&format!(": {name}: missing")),
+            "{name}: {run:?}"
+        );
     }
 }

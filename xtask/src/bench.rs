@@ -100,17 +100,23 @@ fn compare(
         let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
         Ok::<_, String>((start.elapsed(), report.mismatches.len()))
     };
+    // Rounds alternate the two sides so both see the same machine load.
     rust_once()?;
-    let mut rust = Vec::new();
-    let mut rust_misses = 0;
-    for _ in 0..runs {
-        let (t, n) = rust_once()?;
-        rust.push(t);
-        rust_misses = n;
+    let (mut rust, mut py) = (Vec::new(), Vec::new());
+    let (mut rust_misses, mut py_misses) = (0, 0);
+    let per_round = 5;
+    for _ in 0..runs.div_ceil(per_round) {
+        for _ in 0..per_round {
+            let (t, n) = rust_once()?;
+            rust.push(t);
+            rust_misses = n;
+        }
+        // Each Python process's first iteration is its warm-up.
+        let (times, n) = python(per_round + 1)?;
+        py.extend(times.into_iter().skip(1));
+        py_misses = n;
     }
-    let (py, py_misses) = python(runs + 1)?;
-    let py = py.into_iter().skip(1).collect::<Vec<_>>();
-    // Whole process, interleaved so both see the same machine load.
+    // Whole process, interleaved the same way.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let time = |cmd: &mut Command| {
         let start = Instant::now();
