@@ -4,7 +4,8 @@
 //! - the embedded store vs a raw numpy copy (64 MiB);
 //! - the embedded store vs a pure-Python dict store (64 MiB).
 //!
-//! Rust and Python iterations alternate, so drift (page cache, allocator) hits both alike.
+//! Rust and Python iterations interleave (alternating who goes first), so drift (page cache,
+//! allocator, the master's space accounting) hits both alike.
 
 use std::ffi::CString;
 use std::time::Instant;
@@ -131,13 +132,22 @@ fn compare(
     )?;
     rust_once(py, &t, &data)?;
     let (mut rs, mut ps) = (Vec::new(), Vec::new());
-    for _ in 0..iters {
-        rs.push(rust_once(py, &t, &data)?);
-        ps.push(pair(
-            helper
-                .call_method1("once", (&pyt, &data))
-                .context(|| "python once".into())?,
-        )?);
+    // Alternate who goes first, so neither always follows the other's cleanup.
+    for i in 0..iters {
+        let py_once = || -> Result<(f64, f64)> {
+            pair(
+                helper
+                    .call_method1("once", (&pyt, &data))
+                    .context(|| "python once".into())?,
+            )
+        };
+        if i % 2 == 0 {
+            rs.push(rust_once(py, &t, &data)?);
+            ps.push(py_once()?);
+        } else {
+            ps.push(py_once()?);
+            rs.push(rust_once(py, &t, &data)?);
+        }
     }
     Ok((Timing::of(&rs), Timing::of(&ps)))
 }
@@ -147,13 +157,18 @@ fn report_pair(label: &str, bytes: usize, rust: Timing, python: Timing) {
     let (pp, pg) = python.gibs(bytes);
     let total = |t: Timing| t.put + t.get;
     let overhead = (total(rust) - total(python)) / total(python) * 100.0;
+    let size = if bytes >= MIB {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    };
     println!(
-        "| {label} | {} MiB | {:.2} / {:.2} ms ({rp:.2} / {rg:.2} GiB/s) | {:.2} / {:.2} ms ({pp:.2} / {pg:.2} GiB/s) | {overhead:+.2}% |",
-        bytes / MIB,
+        "| {label} | {size} | {:.3} / {:.3} ms ({rp:.2} / {rg:.2} GiB/s) | {:.3} / {:.3} ms ({pp:.2} / {pg:.2} GiB/s) | {overhead:+.2}% ({:+.1} µs) |",
         rust.put * 1e3,
         rust.get * 1e3,
         python.put * 1e3,
-        python.get * 1e3
+        python.get * 1e3,
+        (total(rust) - total(python)) * 1e6
     );
 }
 
@@ -177,7 +192,12 @@ fn run(args: Args) -> Result<()> {
         println!("|---|---|---|---|---|");
         let mut embedded_64 = None;
         for (label, store) in &stores {
-            for (bytes, iters) in [(64 * MIB, args.iters), (1024 * MIB, args.big_iters)] {
+            // 64 KiB isolates the per-call cost of the bindings; the large ones the bandwidth.
+            for (bytes, iters) in [
+                (MIB / 16, args.iters * 20),
+                (64 * MIB, args.iters),
+                (1024 * MIB, args.big_iters),
+            ] {
                 let (rust, python) = compare(py, &module, &helper, store, bytes, iters)?;
                 if *label == "embedded" && bytes == 64 * MIB {
                     embedded_64 = Some((rust, python));
