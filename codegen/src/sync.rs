@@ -174,7 +174,7 @@ fn orphans(root: &Path, outputs: &[Output]) -> Vec<Change> {
         names.sort();
         for name in names {
             let rel = format!("{dir}/{name}");
-            if owned.contains(rel.as_str()) {
+            if owned.contains(rel.as_str()) || is_staging_file(&name) {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(root.join(&rel)) else {
@@ -206,7 +206,11 @@ fn declared_at(manifest: &Source, path: &RelPath, message: String) -> Diagnostic
 
 /// Writes every change that is not `Unchanged`: each file through a temporary file in the same
 /// directory and a rename, so a reader (or a crash) sees the old or the new file, never a mix.
+/// First removes staging files a killed run left beside any output.
 pub fn apply(root: &Path, changes: &[Change]) -> io::Result<()> {
+    for c in changes {
+        remove_staging_files(&root.join(c.path.as_str()));
+    }
     for c in changes.iter().filter(|c| c.status != Status::Unchanged) {
         let path = root.join(c.path.as_str());
         match &c.new {
@@ -217,6 +221,36 @@ pub fn apply(root: &Path, changes: &[Change]) -> io::Result<()> {
     Ok(())
 }
 
+/// `.NAME.regen-PID.tmp`, where [`write_atomic`] stages NAME before the rename.
+fn staging_prefix(name: &str) -> String {
+    format!(".{name}.regen-")
+}
+
+/// A file [`write_atomic`] stages; one is left behind when regen is killed before its rename.
+/// Not an output: `--check` and the orphan scan skip it.
+pub fn is_staging_file(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".regen-")
+}
+
+/// Removes the staging files a killed regen left beside `path`. The caller holds the
+/// manifest's lock, so no live regen of the same manifest is writing them.
+fn remove_staging_files(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let prefix = staging_prefix(name);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        if file.starts_with(&prefix) && file.ends_with(".tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     let dir = path
         .parent()
@@ -224,7 +258,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
         .unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.regen-{}.tmp", std::process::id()));
+    let tmp = dir.join(format!(
+        "{}{}.tmp",
+        staging_prefix(name),
+        std::process::id()
+    ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(contents)?;

@@ -199,6 +199,9 @@ impl Validator<'_> {
             } else {
                 saw_keyword = true;
             }
+            if fields {
+                self.dataclass_field_binding(r, &default);
+            }
             let rust = r.rust.as_ref().and_then(|t| self.rust_type(t, kind));
             let annotation = r.annotation.as_ref().map(|a| a.get_ref().clone());
             out.push(Param {
@@ -210,6 +213,49 @@ impl Validator<'_> {
             });
         }
         out
+    }
+
+    /// A dataclass field becomes a Rust struct field: its type and default need a Rust form
+    /// (the bindings renderer's `field_type` and `default_value` accept exactly these).
+    fn dataclass_field_binding(&mut self, r: &RawParam, default: &Option<DefaultValue>) {
+        if let Some(a) = &r.annotation {
+            let t = a.get_ref().as_str();
+            if !(["str", "bool", "int", "float", "Any"].contains(&t) || t.starts_with("dict[str")) {
+                self.error(
+                    a,
+                    format!(
+                        "dataclass field type {t:?} has no Rust binding: expected str, bool, \
+                         int, float, Any or dict[str, ...]"
+                    ),
+                );
+            }
+        }
+        let quoted = |e: &str| {
+            e.len() >= 2
+                && ['\'', '"']
+                    .iter()
+                    .any(|&q| e.starts_with(q) && e.ends_with(q))
+        };
+        match (default, &r.default, &r.default_factory) {
+            (Some(DefaultValue::Expr(e)), Some(d), _)
+                if !(e == "True" || e == "False" || e.parse::<i64>().is_ok() || quoted(e)) =>
+            {
+                self.error(
+                    d,
+                    format!(
+                        "dataclass field default {e:?} has no Rust value: expected True, \
+                         False, an integer or a quoted string"
+                    ),
+                );
+            }
+            (Some(DefaultValue::Factory(f)), _, Some(raw)) if f != "dict" => {
+                self.error(
+                    raw,
+                    format!("dataclass default_factory {f:?}: expected \"dict\""),
+                );
+            }
+            _ => {}
+        }
     }
 
     fn rust_type(&mut self, t: &S<String>, kind: ParamKind) -> Option<RustType> {
