@@ -148,3 +148,53 @@ fn non_utf8_manifest_file_is_a_located_error() {
     assert_eq!(err.0[0].location(), "api.toml:1:1");
     assert!(err.0[0].message.contains("UTF-8"), "{}", err.0[0].message);
 }
+
+/// Found by the properties above: a dataclass field whose type or default has no Rust form
+/// validated, then failed in the bindings renderer with an unlocated "internal error".
+#[test]
+fn dataclass_fields_without_a_rust_form_are_located_errors() {
+    let cases = [
+        (
+            "{ name = \"codec\", type = \"str\" }",
+            "{ name = \"codec\", type = \"BundleStore\" }",
+            "\"BundleStore\"",
+            "has no Rust binding",
+        ),
+        (
+            "type = \"bool\", default = \"True\"",
+            "type = \"bool\", default = \"None\"",
+            "\"None\"",
+            "has no Rust value",
+        ),
+        // Sliced as a quoted string, this one split the 'é' in the renderer.
+        (
+            "type = \"bool\", default = \"True\"",
+            "type = \"bool\", default = \"'é\"",
+            "\"'é\"",
+            "has no Rust value",
+        ),
+        (
+            "default_factory = \"dict\"",
+            "default_factory = \"list\"",
+            "\"list\"",
+            "expected \"dict\"",
+        ),
+    ];
+    for (from, to, at, message) in cases {
+        assert!(API_TOML.contains(from), "api.toml lacks {from}");
+        let text = API_TOML.replacen(from, to, 1);
+        assert_eq!(check_manifest(&text), Outcome::Rejected, "{to}");
+        let err = mooncake_sos_codegen::load_str("api.toml", &text).unwrap_err();
+        let offset = text.find(to).unwrap() + to.find(at).unwrap();
+        let line = text[..offset].matches('\n').count() + 1;
+        let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
+        let d = &err.0[0];
+        assert_eq!(
+            d.location(),
+            format!("api.toml:{line}:{col}"),
+            "{to}: {}",
+            d.message
+        );
+        assert!(d.message.contains(message), "{to}: {}", d.message);
+    }
+}
