@@ -366,6 +366,10 @@ fn bad_input_is_located_and_exits_2() {
         "the wheel has no mooncake/structured_object_store.py",
     );
 
+    let nowhere = dir.path().join("bin/python3");
+    let p = nowhere.to_str().unwrap();
+    assert_bad_input(&["verify", "--python", p], p, "cannot run the interpreter");
+
     let broken = dir.path().join("broken.py");
     std::fs::write(&broken, "import os\n\ndef f(:\n    pass\n").unwrap();
     let s = format!("{}:3:7", broken.display());

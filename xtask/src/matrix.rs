@@ -15,8 +15,9 @@ pub struct Args {
     /// Print the matrix as JSON instead of a Markdown table.
     #[arg(long)]
     json: bool,
-    /// Write the verdict into api.toml's [drop] first_release / first_release_package.
-    #[arg(long)]
+    /// Write the verdict into api.toml's [drop] first_release / first_release_package, then
+    /// regen (which prints its own lines, hence not with --json).
+    #[arg(long, conflicts_with = "json")]
     record: bool,
     #[command(flatten)]
     common: Common,
