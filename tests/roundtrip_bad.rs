@@ -241,3 +241,56 @@ fn colliding_transfer_keys_fail_the_second_put_and_keep_the_first() {
         assert_eq!(store.embedded_store(py).expect("embedded").usage(), (0, 0));
     });
 }
+
+/// A native core whose pybind11 docstrings lack an overload, and an instance lacking an
+/// attribute: both reported, with what was found.
+#[test]
+fn native_requirements_are_checked() {
+    use mooncake_sos_runtime::{NativeCheck, NativeSpec};
+    let env = TestEnv::get();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("mcfake_native.py"),
+        "class Store:\n    def setup(self, *a):\n        \"\"\"setup(self: mcfake_native.Store, local_hostname: str) -> int\"\"\"\n\
+         class ReplicateConfig:\n    pass\n",
+    )
+    .expect("write");
+    static NATIVE: [NativeSpec; 2] = [
+        NativeSpec {
+            module: "mcfake_native",
+            object: "Store.setup",
+            check: NativeCheck::Overload("config: dict"),
+        },
+        NativeSpec {
+            module: "mcfake_native",
+            object: "ReplicateConfig",
+            check: NativeCheck::Attribute {
+                name: "replica_num",
+                instance: true,
+            },
+        },
+    ];
+    let spec: &'static ApiSpec = Box::leak(Box::new(ApiSpec {
+        module: "json",
+        symbols: &[],
+        native: &NATIVE,
+        ..mooncake_sos::API
+    }));
+    let mut penv = PythonEnv::venv(&env.venv);
+    penv.extra_paths.push(dir.path().to_path_buf());
+    let err = match Module::load(spec, &penv) {
+        Err(Error::Spec(s)) => s,
+        Err(other) => panic!("expected a spec mismatch, got {other}"),
+        Ok(_) => panic!("a native core without the overload passed"),
+    };
+    assert_eq!(err.misses.len(), 2, "{err}");
+    assert!(
+        err.misses[0]
+            .contains("expected overload (self, config: dict), found (local_hostname: str)"),
+        "{err}"
+    );
+    assert!(
+        err.misses[1].contains("mcfake_native.ReplicateConfig().replica_num"),
+        "{err}"
+    );
+}

@@ -13,7 +13,12 @@ fn real_master_round_trips() {
     let env = TestEnv::get();
     let module = mooncake_sos::load(&env.python_env()).unwrap_or_else(|e| panic!("{e}"));
     let master = Master::start(&env);
-    let store = Store::connect(&master.store_config())
+    // replica_num goes to every put as config=ReplicateConfig(replica_num=1).
+    let config = StoreConfig {
+        replica_num: Some(1),
+        ..master.store_config()
+    };
+    let store = Store::connect(&config)
         .unwrap_or_else(|e| panic!("connect: {e}\nlog: {}", master.log.display()));
     assert_eq!(store.kind(), StoreKind::Distributed);
     scenarios::flat_dict(&module, &store);

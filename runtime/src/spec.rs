@@ -357,3 +357,27 @@ pub fn render_expected(params: &[ParamSpec]) -> String {
     }
     format!("({})", parts.join(", "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const fn p(name: &'static str, kind: ParamKind, has_default: bool) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind,
+            has_default,
+        }
+    }
+
+    #[test]
+    fn expected_signatures_read_like_inspect() {
+        let ps = [
+            p("data", ParamKind::Positional, false),
+            p("type", ParamKind::KeywordOnly, true),
+            p("stage", ParamKind::KeywordOnly, true),
+        ];
+        assert_eq!(render_expected(&ps), "(data, *, type=..., stage=...)");
+        assert_eq!(render_expected(&[]), "()");
+    }
+}

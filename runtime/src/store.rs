@@ -251,3 +251,56 @@ pub fn probe(what: &str, addr: &str, timeout: Duration) -> Result<()> {
         started.elapsed()
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_urls_give_their_host_and_port() {
+        assert_eq!(
+            http_hostport("http://127.0.0.1:8080/metadata").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            http_hostport("http://meta/metadata").as_deref(),
+            Some("meta:80")
+        );
+        assert_eq!(http_hostport("P2PHANDSHAKE"), None);
+    }
+
+    #[test]
+    fn a_closed_port_fails_fast_and_names_the_address() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("port");
+        let started = Instant::now();
+        let err = probe(
+            "master",
+            &format!("127.0.0.1:{port}"),
+            Duration::from_secs(2),
+        )
+        .expect_err("nothing listens");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(
+            err.to_string()
+                .contains(&format!("127.0.0.1:{port} is not reachable")),
+            "{err}"
+        );
+        assert!(probe("master", "no-such-host.invalid:1", Duration::from_secs(1)).is_err());
+    }
+
+    #[test]
+    fn config_json_has_the_consumer_keys() {
+        let c: StoreConfig = serde_json::from_value(serde_json::json!({
+            "local_hostname": "127.0.0.1", "metadata_server": "P2PHANDSHAKE",
+            "global_segment_size": 1, "local_buffer_size": 2, "protocol": "tcp",
+            "rdma_devices": "", "master_server_addr": "127.0.0.1:50051", "replica_num": 2
+        }))
+        .expect("parses");
+        assert_eq!((c.replica_num, c.probe_timeout_ms), (Some(2), 2000));
+        let unknown = serde_json::json!({"local_hostname": "x", "bogus": 1});
+        assert!(serde_json::from_value::<StoreConfig>(unknown).is_err());
+    }
+}

@@ -165,3 +165,44 @@ impl Pool {
         self.free.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_refills_a_freed_buffer_and_keeps_values_apart() {
+        let pool = Pool::new(64 << 20);
+        let a: Vec<u8> = (0..HUGE_MIN + 5).map(|i| i as u8).collect();
+        // SAFETY: slices are readable for their length.
+        let first = unsafe { pool.copy(a.as_ptr(), a.len()) }.expect("alloc");
+        assert_eq!(&first[..], &a[..]);
+        let addr = first.as_ptr();
+        pool.give(first);
+        let b = vec![7u8; HUGE_MIN + 1];
+        // SAFETY: as above.
+        let second = unsafe { pool.copy(b.as_ptr(), b.len()) }.expect("alloc");
+        assert_eq!(second.as_ptr(), addr, "the freed buffer is reused");
+        assert_eq!(&second[..], &b[..]);
+        // Too small to fit, or would waste more than half: a fresh buffer.
+        // SAFETY: as above.
+        let small = unsafe { pool.copy(b.as_ptr(), 10) }.expect("alloc");
+        assert_eq!(small.len(), 10);
+        assert_eq!(Buf::from_slice(&[]).map(|e| e.len()), Some(0));
+    }
+
+    #[test]
+    fn pool_stays_within_its_limit() {
+        let pool = Pool::new(HUGE_MIN + HUGE_PAGE);
+        for _ in 0..3 {
+            pool.give(Buf::from_slice(&vec![1u8; HUGE_MIN]).expect("alloc"));
+        }
+        let held: usize = pool
+            .free
+            .lock()
+            .map(|f| f.iter().map(Buf::capacity).sum())
+            .unwrap_or(0);
+        assert!(held <= HUGE_MIN + HUGE_PAGE, "{held}");
+        pool.clear();
+    }
+}

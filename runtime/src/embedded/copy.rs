@@ -48,3 +48,27 @@ pub(super) fn copy_range(
     unsafe { copy_to_addr(&value[src..src + size], Addr(target)) };
     size as i64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_bounds_checked() {
+        let value = b"abcdefgh";
+        let mut dst = [0u8; 8];
+        let base = dst.as_mut_ptr() as usize;
+        assert_eq!(copy_range(Some(value), base, 2, 5, 3), 3);
+        assert_eq!(&dst[2..5], b"fgh");
+        assert_eq!(
+            copy_range(Some(value), base, 0, 6, 3),
+            status::INVALID_PARAMS
+        );
+        assert_eq!(
+            copy_range(Some(value), base, 0, usize::MAX, 2),
+            status::INVALID_PARAMS
+        );
+        assert_eq!(copy_range(Some(value), 0, 0, 0, 1), status::INVALID_PARAMS);
+        assert_eq!(copy_range(None, base, 0, 0, 1), status::OBJECT_NOT_FOUND);
+    }
+}
