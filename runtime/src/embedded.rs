@@ -8,7 +8,7 @@
 //! can change bytes another key (or a reader in flight) sees.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock};
 
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
@@ -17,6 +17,7 @@ use pyo3::types::PyBytes;
 
 mod buf;
 mod copy;
+mod core;
 pub use buf::Buf;
 use buf::Pool;
 use copy::{Addr, copy_from_addr, copy_range, copy_to_addr};
@@ -50,108 +51,6 @@ pub struct EmbeddedStore {
 
 /// Freed large buffers kept for reuse by default (enough for two 1 GiB payloads' chunks).
 pub const DEFAULT_RECYCLE_BYTES: usize = 2 << 30;
-
-impl EmbeddedStore {
-    /// A store holding at most `capacity` bytes of values (`usize::MAX` for no limit).
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_limits(capacity, DEFAULT_RECYCLE_BYTES)
-    }
-
-    /// As [`with_capacity`](Self::with_capacity), keeping up to `recycle_bytes` of freed large
-    /// buffers for later puts (0 returns every freed buffer to the allocator at once).
-    pub fn with_limits(capacity: usize, recycle_bytes: usize) -> Self {
-        EmbeddedStore {
-            inner: RwLock::new(Inner::default()),
-            capacity,
-            pool: Pool::new(recycle_bytes),
-        }
-    }
-
-    /// Gives back every recycled buffer to the allocator.
-    pub fn trim(&self) {
-        self.pool.clear();
-    }
-
-    fn read(&self) -> RwLockReadGuard<'_, Inner> {
-        // A poisoned lock still holds a consistent map: every mutation is a single insert/remove.
-        self.inner.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
-        self.inner.write().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lookup(&self, key: &str) -> Option<Arc<Buf>> {
-        self.read().map.get(key).cloned()
-    }
-
-    /// Inserts unless the key exists or the store is full; the value is built before locking.
-    pub fn insert(&self, key: &str, value: Option<Arc<Buf>>) -> i64 {
-        let Some(value) = value else {
-            return status::NO_AVAILABLE_HANDLE;
-        };
-        if value.is_empty() {
-            // The real client refuses empty values too (its allocator has nothing to hand out).
-            return status::INVALID_PARAMS;
-        }
-        let mut inner = self.write();
-        if inner.map.contains_key(key) {
-            return status::OBJECT_ALREADY_EXISTS;
-        }
-        if inner.bytes.saturating_add(value.len()) > self.capacity {
-            return status::NO_AVAILABLE_HANDLE;
-        }
-        inner.bytes += value.len();
-        inner.map.insert(key.to_owned(), value);
-        status::OK
-    }
-
-    /// Removes a key; `OBJECT_NOT_FOUND` if it was not there.
-    pub fn delete(&self, key: &str) -> i64 {
-        let removed = {
-            let mut inner = self.write();
-            let removed = inner.map.remove(key);
-            if let Some(v) = &removed {
-                inner.bytes -= v.len();
-            }
-            removed
-        };
-        match removed {
-            Some(v) => {
-                // Recycle only if no reader still holds it (outside the lock: it may free).
-                if let Ok(buf) = Arc::try_unwrap(v) {
-                    self.pool.give(buf);
-                }
-                status::OK
-            }
-            None => status::OBJECT_NOT_FOUND,
-        }
-    }
-
-    /// The stored bytes of a key (shared, not copied).
-    pub fn value(&self, key: &str) -> Option<Arc<Buf>> {
-        self.lookup(key)
-    }
-
-    /// Every key currently held, sorted.
-    pub fn key_list(&self) -> Vec<String> {
-        let mut keys: Vec<String> = self.read().map.keys().cloned().collect();
-        keys.sort();
-        keys
-    }
-
-    /// Number of keys and total value bytes.
-    pub fn usage(&self) -> (usize, usize) {
-        let inner = self.read();
-        (inner.map.len(), inner.bytes)
-    }
-}
-
-impl Default for EmbeddedStore {
-    fn default() -> Self {
-        Self::with_capacity(usize::MAX)
-    }
-}
 
 fn config_ok(config: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     // A ReplicateConfig means nothing in one process; accept it, as the real client would.
