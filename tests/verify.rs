@@ -390,6 +390,13 @@ fn python_runs_the_shim_in_a_real_interpreter() {
             .contains("mooncake-transfer-engine-non-cuda 0.3.12.post1"),
         "{run:?}"
     );
+    // The venv's module is the 0.3.12.post1 release's, not the pinned commit's.
+    let run = xtask(&["verify", "--python", &python, "--sha256"], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let want = "upstream.sha256: file hash: expected 6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0 \
+                (the pinned file at 4dbe5a4c), found 611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
+    let tail = format!("structured_object_store.py: {want}");
+    assert!(run.report().iter().any(|l| l.ends_with(&tail)), "{run:?}");
 
     // The 0.3.11.post1 wheel unpacked ahead of the venv's: the shim must name what is missing.
     let dir = tempfile::tempdir().unwrap();

@@ -65,26 +65,25 @@ fn defaults_match(declared: &Option<DefaultValue>, found: &Option<FoundDefault>)
 }
 
 impl Checker<'_> {
-    #[allow(clippy::too_many_arguments)]
+    /// Records a mismatch on `item`; the report names it by the item's symbol or member
+    /// (`Sym.put(type)` is reported as `Sym.put`, the parameter being in `what`).
     fn miss(
         &mut self,
         item: &str,
         severity: Severity,
         line: usize,
-        subject: &str,
         what: &str,
-        expected: impl Into<String>,
-        found: impl Into<String>,
+        diff: (impl Into<String>, impl Into<String>),
     ) {
-        let item = self.items.index(item);
+        let subject = item.split_once('(').map_or(item, |(member, _)| member);
         self.mismatches.push(Mismatch {
-            item,
+            item: self.items.index(item),
             severity,
             line,
             subject: subject.to_owned(),
             what: what.to_owned(),
-            expected: expected.into(),
-            found: found.into(),
+            expected: diff.0.into(),
+            found: diff.1.into(),
         });
     }
 
@@ -94,29 +93,13 @@ impl Checker<'_> {
             other => other.as_str().to_owned(),
         };
         let Some(binding) = self.facts.bindings.get(name) else {
-            self.miss(
-                name,
-                Severity::Missing,
-                1,
-                name,
-                "missing",
-                expected,
-                "nothing",
-            );
+            self.miss(name, Severity::Missing, 1, "missing", (expected, "nothing"));
             return;
         };
         let line = binding.line;
         let wrong_kind = |c: &mut Self| {
             let found = binding.kind.describe();
-            c.miss(
-                name,
-                Severity::Blocked,
-                line,
-                name,
-                "kind",
-                &expected,
-                found,
-            );
+            c.miss(name, Severity::Blocked, line, "kind", (&expected, found));
         };
         match (kind, &binding.kind) {
             (SymbolKind::Dataclass { frozen, fields }, BindingKind::Class(class))
@@ -126,7 +109,7 @@ impl Checker<'_> {
                 if *frozen != found_frozen {
                     let show = |b: bool| if b { "True" } else { "False" };
                     let (want, got) = (show(*frozen), show(found_frozen));
-                    self.miss(name, Severity::Differs, line, name, "frozen", want, got);
+                    self.miss(name, Severity::Differs, line, "frozen", (want, got));
                 }
                 self.fields(name, line, fields, &class.fields);
             }
@@ -148,10 +131,8 @@ impl Checker<'_> {
                         &label,
                         Severity::Missing,
                         line,
-                        &label,
                         "missing",
-                        "method",
-                        "nothing",
+                        ("method", "nothing"),
                     ),
                 }
                 for method in methods {
@@ -173,10 +154,8 @@ impl Checker<'_> {
                         name,
                         Severity::Differs,
                         line,
-                        name,
                         "alias target",
-                        target,
-                        found,
+                        (target, found),
                     );
                 }
                 match self.facts.bindings.get(found) {
@@ -188,10 +167,8 @@ impl Checker<'_> {
                                 name,
                                 Severity::Blocked,
                                 b.line,
-                                name,
                                 &what,
-                                "function",
-                                other.describe(),
+                                ("function", other.describe()),
                             );
                         }
                     },
@@ -201,10 +178,8 @@ impl Checker<'_> {
                             name,
                             Severity::Blocked,
                             line,
-                            name,
                             &what,
-                            "function",
-                            "nothing",
+                            ("function", "nothing"),
                         );
                     }
                 }
@@ -231,10 +206,8 @@ impl Checker<'_> {
                 &label,
                 Severity::Missing,
                 class_line,
-                &label,
                 "missing",
-                want,
-                "nothing",
+                (want, "nothing"),
             );
             return;
         };
@@ -250,10 +223,8 @@ impl Checker<'_> {
                 &label,
                 Severity::Blocked,
                 f.line,
-                &label,
                 "staticmethod",
-                want,
-                got,
+                (want, got),
             );
             return;
         }
@@ -269,14 +240,12 @@ impl Checker<'_> {
                     &label,
                     Severity::Missing,
                     class_line,
-                    &label,
                     "missing",
-                    "field",
-                    "nothing",
+                    ("field", "nothing"),
                 ),
                 Some(f) if !defaults_match(&want.default, &f.default) => {
                     let (e, g) = (declared_default(&want.default), found_default(&f.default));
-                    self.miss(&label, Severity::Differs, f.line, &label, "default", e, g);
+                    self.miss(&label, Severity::Differs, f.line, "default", (e, g));
                 }
                 Some(_) => {}
             }
@@ -288,10 +257,8 @@ impl Checker<'_> {
                     class,
                     Severity::Differs,
                     f.line,
-                    class,
                     "undeclared required field",
-                    "none",
-                    got,
+                    ("none", got),
                 );
             }
         }
@@ -318,10 +285,8 @@ impl Checker<'_> {
                     &item,
                     Severity::Missing,
                     f.line,
-                    label,
                     &what(""),
-                    want_kind,
-                    "nothing",
+                    (want_kind, "nothing"),
                 );
                 continue;
             };
@@ -334,25 +299,15 @@ impl Checker<'_> {
                     &item,
                     Severity::Differs,
                     p.line,
-                    label,
                     &what(" kind"),
-                    want_kind,
-                    p.kind.as_str(),
+                    (want_kind, p.kind.as_str()),
                 );
             } else if want.kind == ParamKind::Positional {
                 // Callers pass positional parameters by position: the order is contract too.
                 let at = positional.iter().position(|n| *n == want.name).unwrap_or(0);
                 if at != declared_position {
                     let (e, g) = ((declared_position + 1).to_string(), (at + 1).to_string());
-                    self.miss(
-                        &item,
-                        Severity::Differs,
-                        p.line,
-                        label,
-                        &what(" position"),
-                        e,
-                        g,
-                    );
+                    self.miss(&item, Severity::Differs, p.line, &what(" position"), (e, g));
                 }
             }
             if want.kind == ParamKind::Positional {
@@ -360,15 +315,7 @@ impl Checker<'_> {
             }
             if !defaults_match(&want.default, &p.default) {
                 let (e, g) = (declared_default(&want.default), found_default(&p.default));
-                self.miss(
-                    &item,
-                    Severity::Differs,
-                    p.line,
-                    label,
-                    &what(" default"),
-                    e,
-                    g,
-                );
+                self.miss(&item, Severity::Differs, p.line, &what(" default"), (e, g));
             }
         }
         for p in found {
@@ -379,10 +326,8 @@ impl Checker<'_> {
                     label,
                     Severity::Differs,
                     p.line,
-                    label,
                     "undeclared required parameter",
-                    "none",
-                    got,
+                    ("none", got),
                 );
             }
         }

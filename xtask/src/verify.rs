@@ -87,7 +87,7 @@ pub fn run(args: &Args) -> ExitCode {
 fn verify(args: &Args) -> Result<ExitCode, String> {
     let (_, _, api) = args.common.load()?;
     if let Some(python) = &args.python {
-        return crate::verify_python::run(&api, &args.common.manifest(), python);
+        return crate::verify_python::run(&api, &args.common.manifest(), python, args.sha256);
     }
     let source = if let Some(path) = &args.module {
         ModuleSource::read_module(path)

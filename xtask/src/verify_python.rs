@@ -8,7 +8,8 @@ use mooncake_sos_codegen::model::Api;
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-pub fn run(api: &Api, manifest: &Path, python: &Path) -> Result<ExitCode, String> {
+/// `sha256`: the installed module must also be the pinned file.
+pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<ExitCode, String> {
     let shim = shim_path(api, manifest);
     if !shim.is_file() {
         return Err(format!(
@@ -48,10 +49,22 @@ pub fn run(api: &Api, manifest: &Path, python: &Path) -> Result<ExitCode, String
     let location = installed["module_file"]
         .as_str()
         .map_or_else(|| api.upstream.module.clone(), str::to_owned);
-    let misses: Vec<&str> = report["misses"]
+    let mut misses: Vec<String> = report["misses"]
         .as_array()
-        .map(|m| m.iter().filter_map(|v| v.as_str()).collect())
+        .map(|m| {
+            m.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
+    let found_sha = installed["module_sha256"].as_str().unwrap_or("nothing");
+    if sha256 && found_sha != api.upstream.sha256 {
+        misses.push(format!(
+            "upstream.sha256: file hash: expected {} (the pinned file at {}), found {found_sha}",
+            api.upstream.sha256,
+            api.upstream.short_commit()
+        ));
+    }
     let ok = report["ok"].as_bool();
     if ok.is_none() {
         return Err(format!(
