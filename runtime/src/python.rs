@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{IntoPyDict, PyList};
 
 use crate::error::{Error, PyContext, Result};
@@ -50,10 +51,12 @@ static ADDED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Starts the interpreter (once per process) and makes `env` importable.
 pub fn prepare(env: &PythonEnv) -> Result<()> {
-    let mut added = ADDED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     Python::attach(|py| -> Result<()> {
+        // Waits for the lock detached from the interpreter: an import below may release the
+        // GIL, and another thread could then hold it while waiting here.
+        let mut added = ADDED
+            .lock_py_attached(py)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let sys = py.import("sys").context(|| "import sys".into())?;
         if !sys.hasattr("argv").unwrap_or(false) {
             // Some modules read sys.argv; an embedded interpreter has none.

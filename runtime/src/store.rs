@@ -90,9 +90,15 @@ pub struct Store {
 impl Store {
     /// A fresh embedded store (no limit on bytes held).
     pub fn embedded() -> Result<Store> {
+        Store::embedded_with_capacity(usize::MAX)
+    }
+
+    /// An embedded store that refuses writes past `capacity` bytes, as a full real store does
+    /// (NO_AVAILABLE_HANDLE): how tests make a put fail halfway.
+    pub fn embedded_with_capacity(capacity: usize) -> Result<Store> {
         Python::attach(|py| {
-            let store =
-                Py::new(py, EmbeddedStore::default()).context(|| "create EmbeddedStore".into())?;
+            let store = Py::new(py, EmbeddedStore::with_capacity(capacity))
+                .context(|| "create EmbeddedStore".into())?;
             Ok(Store {
                 obj: store.clone_ref(py).into_any(),
                 kind: StoreKind::Embedded,
@@ -185,8 +191,9 @@ impl Store {
     }
 
     /// The Rust side of the embedded store, if this is one.
-    pub fn embedded_store<'py>(&self, py: Python<'py>) -> Option<&EmbeddedStore> {
-        let _ = py;
+    /// (`py` is not needed, a frozen pyclass being readable without the GIL; it is kept so
+    /// callers' signatures stay stable.)
+    pub fn embedded_store(&self, _py: Python<'_>) -> Option<&EmbeddedStore> {
         self.embedded.as_ref().map(|s| s.get())
     }
 
