@@ -430,9 +430,8 @@ impl MooncakeBundleTransfer {
         };
         let kw = kw.obj("config", value)?;
         let kw = kw.opt("field_schemas", options.field_schemas.as_ref())?;
-        let _ = &m;
         let out = rt::call_method(
-            &self.obj.bind(py).clone(),
+            self.obj.bind(py),
             "put",
             args,
             Some(&kw.into_dict()),
@@ -459,9 +458,8 @@ impl MooncakeBundleTransfer {
         let kw = kw.opt("non_tensor_fields", options.non_tensor_fields.as_ref())?;
         let kw = kw.opt("meta_info_keys", options.meta_info_keys.as_ref())?;
         let kw = kw.opt("rows", options.rows.as_ref())?;
-        let _ = &m;
         let out = rt::call_method(
-            &self.obj.bind(py).clone(),
+            self.obj.bind(py),
             "get",
             args,
             Some(&kw.into_dict()),
@@ -483,9 +481,8 @@ impl MooncakeBundleTransfer {
                 format!("{}.{} arguments", "MooncakeBundleTransfer", "release_result")
             })?;
         let kw = Kwargs::new(py, &self.module);
-        let _ = &m;
         let out = rt::call_method(
-            &self.obj.bind(py).clone(),
+            self.obj.bind(py),
             "release_result",
             args,
             Some(&kw.into_dict()),
@@ -508,9 +505,8 @@ impl MooncakeBundleTransfer {
                 format!("{}.{} arguments", "MooncakeBundleTransfer", "cleanup_dataproto")
             })?;
         let kw = Kwargs::new(py, &self.module);
-        let _ = &m;
         let out = rt::call_method(
-            &self.obj.bind(py).clone(),
+            self.obj.bind(py),
             "cleanup_dataproto",
             args,
             Some(&kw.into_dict()),

@@ -84,3 +84,85 @@ fn ident(name: &str) -> syn::Ident {
 fn doc(text: &str) -> TokenStream {
     quote! { #[doc = #text] }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MANIFEST: &str = include_str!("../../../api.toml");
+
+    fn bindings(manifest: &str) -> String {
+        let api = crate::load_str("api.toml", manifest).unwrap_or_else(|d| panic!("{d}"));
+        let outputs = render(&api).expect("render");
+        let paths: Vec<&str> = outputs.iter().map(|o| o.path().as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "generated/src/lib.rs",
+                "generated/src/bindings.rs",
+                "generated/Cargo.toml"
+            ]
+        );
+        for o in &outputs {
+            let Output::File { contents, .. } = o else {
+                panic!("whole files only")
+            };
+            assert!(
+                contents.lines().next().is_some_and(|l| l.contains(HEADER)),
+                "{}",
+                o.path().as_str()
+            );
+        }
+        match &outputs[1] {
+            Output::File { contents, .. } => contents.clone(),
+            Output::Region { .. } => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn bindings_follow_the_manifest() {
+        let text = bindings(MANIFEST);
+        syn::parse_file(&text).expect("the bindings parse as Rust");
+        // Keyword parameters with a Rust type become option fields; `policy` has none.
+        assert!(text.contains("pub struct PutOptions"));
+        assert!(text.contains("pub r#type: Option<String>"));
+        assert!(text.contains("pub field_schemas: Option<BTreeMap<String, FieldSchema>>"));
+        assert!(text.contains("pub rows: Option<Rows>"));
+        assert!(!text.contains("pub policy:"));
+        for name in [
+            "FieldSchema",
+            "MooncakeBundleTransfer",
+            "export_ref",
+            "import_ref",
+        ] {
+            assert!(
+                text.contains(&format!("name: \"{name}\"")),
+                "{name} in the API spec"
+            );
+        }
+        assert!(text.contains("rt::NativeCheck::Overload(\"config: dict\")"));
+        assert!(text.contains("target: \"export_dataproto_ref\""));
+    }
+
+    #[test]
+    fn a_method_without_arguments_binds_nothing_it_does_not_use() {
+        let manifest = MANIFEST.replacen(
+            "params = [{ name = \"result\", type = \"Any\" }]",
+            "params = []",
+            1,
+        );
+        assert_ne!(
+            manifest, MANIFEST,
+            "the manifest still declares release_result(result)"
+        );
+        let text = bindings(&manifest);
+        let file = syn::parse_file(&text).expect("parses");
+        let release = text
+            .split("pub fn release_result")
+            .nth(1)
+            .expect("release_result");
+        let body = &release[..release.find("pub fn").unwrap_or(release.len())];
+        assert!(!body.contains("let m ="), "{body}");
+        assert!(!file.items.is_empty());
+    }
+}

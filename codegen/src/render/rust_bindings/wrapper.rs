@@ -264,16 +264,25 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
             items.push(options(&opts_ty, &format!("{name}.{key}"), &opts));
             (quote! { options: &#opts_ty, }, fill_kwargs(&opts))
         };
+        // The module object converts arguments and builds ReplicateConfigs; bind it if used.
+        let uses_m = n_args > 0
+            || opts
+                .iter()
+                .any(|p| p.rust == Some(RustType::ReplicateConfig));
+        let bind_m = if uses_m {
+            quote! { let m = self.module.bind(py); }
+        } else {
+            quote! {}
+        };
         fns.push(quote! {
             #d
             pub fn #fn_name<'py>(&self, py: Python<'py>, #(#arg_names: &impl ToPy,)* #opt_arg) -> Result<#ret> {
-                let m = self.module.bind(py);
+                #bind_m
                 let args = rt::pyo3::types::PyTuple::new(py, [#(#arg_names.to_py(py, &m)?),*] as [Bound<'py, PyAny>; #n_args])
                     .context(|| format!("{}.{} arguments", #name, #key))?;
                 let kw = Kwargs::new(py, &self.module);
                 #(#fill)*
-                let _ = &m;
-                let out = rt::call_method(&self.obj.bind(py).clone(), #key, args, Some(&kw.into_dict()))?;
+                let out = rt::call_method(self.obj.bind(py), #key, args, Some(&kw.into_dict()))?;
                 #convert
             }
         });
@@ -324,10 +333,15 @@ fn function(name: &str, params: &[Param], ret: Option<&str>) -> Result<TokenStre
     let n_args = arg_names.len();
     let (ret, convert) = returns(ret);
     let d = doc(&format!(" `{name}(...)`, a module-level function."));
+    let bind_m = if n_args > 0 {
+        quote! { let m = module.bind(py); }
+    } else {
+        quote! {}
+    };
     Ok(quote! {
         #d
         pub fn #fn_name<'py>(py: Python<'py>, module: &Module, #(#arg_names: &impl ToPy),*) -> Result<#ret> {
-            let m = module.bind(py);
+            #bind_m
             let args = rt::pyo3::types::PyTuple::new(py, [#(#arg_names.to_py(py, &m)?),*] as [Bound<'py, PyAny>; #n_args])
                 .context(|| format!("{} arguments", #name))?;
             let out = module.attr(py, #name)?.call1(args).context(|| format!("{}(...)", #name))?;
