@@ -1,72 +1,8 @@
 //! `cargo xtask verify`: the real PyPI wheels, a real interpreter, and small synthetic
 //! modules for every kind of mismatch, each asserting the exact report line.
 
-use mooncake_sos_tests::upstream::{line_of, module_of, wheel, xtask};
+use mooncake_sos_tests::upstream::{GOOD, line_of, module_of, verify_edited, wheel, xtask};
 use std::path::Path;
-
-/// A module carrying exactly the API api.toml declares; each test breaks one thing in it.
-/// Quote style and spacing differ from api.toml on purpose (`"bundle"` vs `'bundle'`).
-const GOOD: &str = r#"from dataclasses import dataclass, field
-from typing import Any
-
-DEFAULT_BUNDLE_CHUNK_BYTES = 64 << 20
-
-
-@dataclass(frozen=True)
-class FieldSchema:
-    codec: str
-    nullable: bool = True
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def export_dataproto_ref(ref):
-    return {}
-
-
-def export_other_ref(ref):
-    return {}
-
-
-def import_dataproto_ref(handle):
-    return handle
-
-
-class MooncakeBundleTransfer:
-    def __init__(self, store, key_prefix: str = "bundle", default_chunk_bytes: int = DEFAULT_BUNDLE_CHUNK_BYTES, buffer_pool=None):
-        self.store = store
-
-    @staticmethod
-    def release_result(result) -> None:
-        pass
-
-    def put(self, data, *, type="dataproto", namespace="default", partition="default", stage="default", chunk_bytes=None, policy=None, config=None, field_schemas=None):
-        pass
-
-    def get(self, ref, *, type="dataproto", fields=None, batch_fields=None, non_tensor_fields=None, meta_info_keys=None, data_cls=None, destinations=None, rows=None):
-        pass
-
-    def cleanup_dataproto(self, ref) -> None:
-        pass
-
-
-export_ref = export_dataproto_ref
-import_ref = import_dataproto_ref
-"#;
-
-/// Writes `GOOD` with `edits` applied (each `from` must occur) and runs verify on it.
-fn verify_edited(edits: &[(&str, &str)]) -> (String, String, mooncake_sos_tests::upstream::Run) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut text = GOOD.to_owned();
-    for (from, to) in edits {
-        assert!(text.contains(from), "edit {from:?} does not apply");
-        text = text.replacen(from, to, 1);
-    }
-    let path = dir.path().join("structured_object_store.py");
-    std::fs::write(&path, &text).unwrap();
-    let file = path.display().to_string();
-    let run = xtask(&["verify", "--module", &file], &[]);
-    (file, text, run)
-}
 
 fn assert_reports(edits: &[(&str, &str)], expected: impl Fn(&str, &str) -> Vec<String>) {
     let (file, text, run) = verify_edited(edits);
