@@ -105,6 +105,19 @@ fn copy_writes_inside_the_root_only() {
         std::fs::read_to_string(dest.join("copied.txt")).unwrap(),
         "payload"
     );
+    // Two sources go into the destination directory.
+    std::fs::write(dir.path().join("second.txt"), "two").unwrap();
+    let into = format!("{}/", dest.join("dir").display());
+    let two = format!("FROM b:1\nCOPY src.txt second.txt {into}\n");
+    build(dir.path(), &[]).run(&two, 1).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dest.join("dir/second.txt")).unwrap(),
+        "two"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dest.join("dir/src.txt")).unwrap(),
+        "payload"
+    );
     // The default /opt/x is outside the root: refused, naming the fix.
     let err = build(dir.path(), &[]).run(text, 1).unwrap_err();
     assert!(

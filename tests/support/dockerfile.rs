@@ -1,6 +1,7 @@
-//! A small Dockerfile interpreter for the generated regions. There is no Docker engine on
-//! these machines, so the layers are proven by running them in a stand-in base image: a venv
-//! whose `bin/` is first on PATH, so `python3` and `pip` resolve to it.
+//! A small Dockerfile interpreter for the recipes the project ships (the generated regions
+//! and the lines around them). There is no Docker engine on these machines, so the layers are
+//! proven by running them in a stand-in base image: a venv whose `bin/` is first on PATH, so
+//! `python3` and `pip` resolve to it.
 //!
 //! As docker does: ARG scoping (an ARG before the first FROM serves FROM lines only; after a
 //! FROM only ARGs declared in the stage are set), `--build-arg` overrides, `$VAR`, `${VAR}`,
@@ -33,8 +34,8 @@ use std::time::Duration;
 pub struct Build {
     /// The build context: COPY sources are read from here.
     pub context: PathBuf,
-    /// The emulated filesystem: the first WORKDIR; WORKDIR, COPY destinations, HOME and
-    /// TMPDIR must lie in it.
+    /// The emulated filesystem: the initial WORKDIR, and where every WORKDIR, COPY
+    /// destination, HOME and TMPDIR must lie.
     pub root: PathBuf,
     /// The stand-in base image.
     pub venv: PathBuf,
@@ -80,6 +81,9 @@ pub struct BuildError {
 
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.step == 0 {
+            return write!(f, "build: {}", self.message);
+        }
         writeln!(
             f,
             "[{}/{}] line {}: {}",
@@ -280,7 +284,7 @@ impl Build {
         let Some((dest, sources)) = parts.split_last().filter(|(_, s)| !s.is_empty()) else {
             return Err("COPY needs a source and a destination".into());
         };
-        let mut dest = self.host_path(&s.workdir.join(dest))?;
+        let dest = self.host_path(&s.workdir.join(dest))?;
         let into_dir =
             dest.as_os_str().to_string_lossy().ends_with('/') || sources.len() > 1 || dest.is_dir();
         for src in sources {
@@ -300,13 +304,14 @@ impl Build {
                     self.context.display()
                 ));
             }
-            if into_dir {
-                dest = dest.join(rel.file_name().unwrap_or_default());
-            }
-            std::fs::create_dir_all(dest.parent().unwrap_or(&self.root))
+            let to = match into_dir {
+                true => dest.join(rel.file_name().unwrap_or_default()),
+                false => dest.clone(),
+            };
+            std::fs::create_dir_all(to.parent().unwrap_or(&self.root))
                 .map_err(|e| e.to_string())?;
-            std::fs::copy(&from, &dest)
-                .map_err(|e| format!("COPY {src} -> {}: {e}", dest.display()))?;
+            std::fs::copy(&from, &to)
+                .map_err(|e| format!("COPY {src} -> {}: {e}", to.display()))?;
         }
         Ok(())
     }

@@ -138,10 +138,16 @@ pub fn base_venv(version: &str) -> Venv {
         .unwrap_or_else(|| project_root().join("target"))
         .join("mc-emulate");
     let whl = wheel(version);
-    let size = std::fs::metadata(&whl).map(|m| m.len()).unwrap_or(0);
-    let dir = cache.join(format!("base-{version}-{size}"));
+    // Keyed on the wheel set, so new numpy/msgpack pins in the setup script make a new base.
+    let mut names: Vec<String> = std::fs::read_dir(wheels_dir())
+        .expect("read MC_TEST_WHEELS")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    let key = &sha256_hex(names.join("\n").as_bytes())[..12];
+    let dir = cache.join(format!("base-{version}-{key}"));
     if dir.join(".complete").exists() {
-        return Venv { dir };
+        return loads_native_core(Venv { dir });
     }
     std::fs::create_dir_all(&cache).expect("create target/mc-emulate");
     let tmp = tempfile::tempdir_in(&cache).expect("temp dir in target/mc-emulate");
@@ -177,7 +183,21 @@ pub fn base_venv(version: &str) -> Venv {
     if std::fs::rename(&build, &dir).is_err() && !dir.join(".complete").exists() {
         panic!("cannot move the base venv into {}", dir.display());
     }
-    Venv { dir }
+    loads_native_core(Venv { dir })
+}
+
+/// Fails with a hint unless the venv's `mooncake.store` loads (libcudart for 0.3.12.post1
+/// comes from the LD_LIBRARY_PATH the setup script prints).
+fn loads_native_core(venv: Venv) -> Venv {
+    let mut cmd = Command::new(venv.python());
+    cmd.args(["-c", "import mooncake.store"]);
+    let (st, log) = run_logged(cmd, Duration::from_secs(60)).expect("run python");
+    assert!(
+        st.is_some_and(|s| s.success()),
+        "mooncake.store does not load in the base venv {} ({SETUP_HINT}):\n{log}",
+        venv.dir.display()
+    );
+    venv
 }
 
 /// One emulated image: a private copy of a base venv and an emulation root, in a temp dir.
