@@ -294,3 +294,24 @@ fn native_requirements_are_checked() {
         "{err}"
     );
 }
+
+/// A module that is not installed at all: one miss naming the import error, the pin and
+/// what is installed.
+#[test]
+fn a_missing_module_names_the_import_error() {
+    let env = TestEnv::get();
+    let spec: &'static ApiSpec = Box::leak(Box::new(
+        mooncake_sos::API.with_module("no_such_pkg.structured_object_store"),
+    ));
+    let err = match Module::load(spec, &env.python_env()) {
+        Err(Error::Spec(s)) => s,
+        Err(other) => panic!("expected a spec mismatch, got {other}"),
+        Ok(_) => panic!("loaded a module that does not exist"),
+    };
+    assert!(err.misses[0].contains("ModuleNotFoundError"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("installed: mooncake-transfer-engine-non-cuda==0.3.12.post1"),
+        "{err}"
+    );
+}

@@ -128,3 +128,64 @@ fn eight_threads_of_raw_calls_keep_keys_apart() {
         }
     });
 }
+
+/// numpy arrays move in and are read back without copies; JSON values convert both ways,
+/// numpy scalars included, and what JSON cannot hold is an error naming it.
+#[test]
+fn values_convert_without_copies_and_json_is_exact() {
+    use mooncake_sos::Record;
+    use mooncake_sos_runtime::numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+    use mooncake_sos_runtime::pyo3::types::PyAnyMethods;
+    use mooncake_sos_runtime::{json_to_py, py_to_json};
+    let _ = setup();
+    Python::attach(|py| {
+        let data: Vec<f64> = (0..1000).map(|i| i as f64 * 0.25).collect();
+        let ptr = data.as_ptr();
+        let r = Record::new(py);
+        r.put_vec(py, "x", data).expect("put_vec");
+        let arr = r.get(py, "x").expect("x");
+        let arr = arr.cast::<PyArrayDyn<f64>>().expect("f64 array");
+        assert_eq!(
+            arr.data() as *const f64,
+            ptr,
+            "the Vec's buffer became the array's"
+        );
+        let view = r.array::<f64>(py, "x").expect("view");
+        assert_eq!(
+            view.as_slice().expect("contiguous").as_ptr(),
+            ptr,
+            "the view borrows it"
+        );
+        assert!(
+            r.array::<i32>(py, "x").is_err(),
+            "a dtype mismatch is an error"
+        );
+        assert_eq!(view.len(), 1000);
+
+        let value = serde_json::json!({"a": [1, -2, 3.5, null, true, "s"], "b": {"c": u64::MAX}});
+        let obj = json_to_py(py, &value).expect("to python");
+        assert_eq!(py_to_json(&obj).expect("back"), value);
+        let np = py.import("numpy").expect("numpy");
+        let scalar = np
+            .getattr("float32")
+            .and_then(|f| f.call1((1.5,)))
+            .expect("np.float32");
+        assert_eq!(py_to_json(&scalar).expect("scalar"), serde_json::json!(1.5));
+        let nan = py.eval(c"float('nan')", None, None).expect("nan");
+        assert!(py_to_json(&nan).is_err());
+        let big = py.eval(c"2**70", None, None).expect("big int");
+        assert!(
+            py_to_json(&big)
+                .expect_err("too big")
+                .to_string()
+                .contains("64 bits")
+        );
+        let set = py.eval(c"{1, 2}", None, None).expect("set");
+        assert!(
+            py_to_json(&set)
+                .expect_err("a set")
+                .to_string()
+                .contains("set is not JSON-safe")
+        );
+    });
+}
