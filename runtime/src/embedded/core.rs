@@ -106,3 +106,41 @@ impl Default for EmbeddedStore {
         Self::with_capacity(usize::MAX)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(bytes: &[u8]) -> Option<Arc<Buf>> {
+        Buf::from_slice(bytes).map(Arc::new)
+    }
+
+    #[test]
+    fn insert_refuses_collisions_empty_values_and_overflow() {
+        let store = EmbeddedStore::with_capacity(8);
+        assert_eq!(store.insert("a", value(b"12345")), status::OK);
+        assert_eq!(
+            store.insert("a", value(b"x")),
+            status::OBJECT_ALREADY_EXISTS
+        );
+        assert_eq!(store.insert("b", value(b"")), status::INVALID_PARAMS);
+        assert_eq!(
+            store.insert("c", value(b"6789")),
+            status::NO_AVAILABLE_HANDLE
+        );
+        assert_eq!(store.insert("d", None), status::NO_AVAILABLE_HANDLE);
+        assert_eq!(store.usage(), (1, 5));
+        assert_eq!(
+            store.value("a").as_deref().map(|b| &b[..]),
+            Some(&b"12345"[..])
+        );
+        assert_eq!(store.delete("a"), status::OK);
+        assert_eq!(store.delete("a"), status::OBJECT_NOT_FOUND);
+        assert_eq!(
+            store.insert("c", value(b"6789")),
+            status::OK,
+            "space is given back"
+        );
+        assert_eq!(store.key_list(), ["c"]);
+    }
+}
