@@ -20,13 +20,21 @@ BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 install_debian_libs() {
-    if ldconfig -p | grep -q 'libibverbs.so.1 '; then
+    local pkgs=()
+    if ! ldconfig -p | grep -q 'libibverbs.so.1 '; then
+        pkgs+=(libibverbs1 ibverbs-providers)
+    fi
+    # The emulated overlay layer downloads with curl, as the image's RUN step does.
+    if ! command -v curl >/dev/null; then
+        pkgs+=(curl ca-certificates)
+    fi
+    if [[ ${#pkgs[@]} -eq 0 ]]; then
         return
     fi
-    log "installing libibverbs1 ibverbs-providers"
+    log "installing ${pkgs[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >&2
-    apt-get install -y -qq --no-install-recommends libibverbs1 ibverbs-providers >&2
+    apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >&2
 }
 
 make_venv() {

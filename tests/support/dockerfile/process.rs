@@ -26,8 +26,14 @@ pub fn run_logged(
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
             _ => {
-                let _ = Command::new("kill")
-                    .args(["-s", "KILL", "--", &format!("-{}", child.id())])
+                // The group id is the child's pid; the shell's builtin kill needs no procps.
+                let _ = Command::new("/bin/sh")
+                    .args([
+                        "-c",
+                        "kill -s KILL -- \"-$1\"",
+                        "sh",
+                        &child.id().to_string(),
+                    ])
                     .status();
                 let _ = child.wait();
                 break None;
