@@ -30,6 +30,8 @@ pub struct SpecMismatch {
     pub misses: Vec<String>,
     pub pin: String,
     pub installed: String,
+    /// What to try, when the runtime can tell (e.g. no venv was configured).
+    pub hint: Option<String>,
 }
 
 impl fmt::Display for SpecMismatch {
@@ -45,7 +47,11 @@ impl fmt::Display for SpecMismatch {
             writeln!(f, "  - {miss}")?;
         }
         writeln!(f, "  pinned: {}", self.pin)?;
-        write!(f, "  installed: {}", self.installed)
+        write!(f, "  installed: {}", self.installed)?;
+        match &self.hint {
+            Some(hint) => write!(f, "\n  hint: {hint}"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -41,7 +41,17 @@ impl Module {
     pub fn load(spec: &'static ApiSpec, env: &PythonEnv) -> Result<Module> {
         python::prepare(env)?;
         Python::attach(|py| {
-            let module = spec::check(py, spec)?;
+            let module = spec::check(py, spec).map_err(|e| match e {
+                Error::Spec(mut s) if env.venv.is_none() => {
+                    s.hint = Some(
+                        "no venv was configured: set VIRTUAL_ENV (or MC_TEST_VENV, as \
+                         scripts/setup-test-env.sh prints) to the venv holding the mooncake wheel"
+                            .into(),
+                    );
+                    Error::Spec(s)
+                }
+                other => other,
+            })?;
             Ok(Module {
                 module: module.unbind(),
                 spec,

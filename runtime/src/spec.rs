@@ -162,8 +162,19 @@ pub fn check<'py>(py: Python<'py>, spec: &ApiSpec) -> Result<Bound<'py, PyAny>> 
             check_symbol(&helper, module, spec.module, symbol, &mut misses)?;
         }
     }
+    let mut unimportable: Vec<&str> = Vec::new();
     for native in spec.native {
+        if unimportable.contains(&native.module) {
+            continue; // its import failure is already listed once
+        }
+        let before = misses.len();
         check_native(&helper, native, &mut misses)?;
+        if misses[before..]
+            .iter()
+            .any(|m| m.contains(&format!("import {} failed", native.module)))
+        {
+            unimportable.push(native.module);
+        }
     }
     match (module, misses.is_empty()) {
         (Some(module), true) => Ok(module),
@@ -172,6 +183,7 @@ pub fn check<'py>(py: Python<'py>, spec: &ApiSpec) -> Result<Bound<'py, PyAny>> 
             misses,
             pin: spec.pin(),
             installed: installed_wheels(py)?,
+            hint: None,
         })),
     }
 }
