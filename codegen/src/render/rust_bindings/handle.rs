@@ -41,7 +41,9 @@ pub(super) fn tokens() -> TokenStream {
             "default".to_owned()
         }
 
-        /// The JSON-safe ref handle of `export_ref` / `import_ref`.
+        /// The JSON-safe ref handle of `export_ref` / `import_ref`, checked with the rules of
+        /// upstream's `import_dataproto_ref`. One difference, on the strict side: `version` and
+        /// `batch_size` must be JSON integers (upstream's `int()` would also take `"1"`).
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
         pub struct RefHandle {
             #[serde(rename = "type")]
