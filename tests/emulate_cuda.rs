@@ -5,37 +5,47 @@
 //! with MOONCAKE_SOS_SHA256, since the pinned 4dbe5a4c file is not on disk: the good file is
 //! the 0.3.12.post1 module, which carries the same API.
 
+use mooncake_sos_codegen::model::Api;
 use mooncake_sos_tests::emulate::{
-    OverlayRun, Venv, base_venv, build_overlay, file_sha256, project_root, round_trip, wheel,
-    wheel_member,
+    FileServer, Image, OverlayRun, Venv, base_venv, build_overlay, file_sha256, project_root,
+    round_trip, sha256_hex, wheel, wheel_member,
 };
 use std::sync::OnceLock;
 
 /// sha256 of the module in the 0.3.12.post1 wheel (MOONCAKE.md).
 const M312_SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
 const MODULE: &str = "mooncake/structured_object_store.py";
-/// api.toml's upstream commit (MOONCAKE.md).
-const PINNED_COMMIT: &str = "4dbe5a4c194669850e9abad61172e9878b245b15";
 
 fn base() -> &'static Venv {
     static BASE: OnceLock<Venv> = OnceLock::new();
     BASE.get_or_init(|| base_venv("0.3.11.post1"))
 }
 
+fn api() -> Api {
+    mooncake_sos_codegen::load(&project_root().join("api.toml"), "api.toml")
+        .unwrap_or_else(|d| panic!("{d}"))
+}
+
 /// Where the layer downloads the pinned module from, below MOONCAKE_SOS_BASE_URL.
 fn pinned_path() -> String {
-    let api = mooncake_sos_codegen::load(&project_root().join("api.toml"), "api.toml")
-        .expect("api.toml loads");
-    let u = &api.upstream;
+    let u = api().upstream;
     format!("/{}/{}/{}", u.repo, u.commit, u.path)
+}
+
+/// `base_image:base_tag` of the CUDA image in api.toml.
+fn cuda_base() -> String {
+    let api = api();
+    let image = api
+        .images
+        .iter()
+        .find(|i| i.id == "cuda")
+        .expect("[image.cuda]");
+    format!("{}:{}", image.base_image, image.base_tag)
 }
 
 fn good_module() -> Vec<u8> {
     let module = wheel_member(&wheel("0.3.12.post1"), MODULE);
-    assert_eq!(
-        mooncake_sos_tests::emulate::sha256_hex(&module),
-        M312_SHA256
-    );
+    assert_eq!(sha256_hex(&module), M312_SHA256);
     module
 }
 
@@ -60,16 +70,19 @@ fn good_file_passes_the_check_and_round_trips_on_a_real_master() {
     let log = run
         .result
         .unwrap_or_else(|e| panic!("the overlay build failed:\n{e}"));
-    assert_eq!(log.from, ["lmsysorg/sglang:v0.5.16-cu130"]);
+    assert_eq!(log.from, [cuda_base()]);
     // The hand-written labels after the region see the region's ARGs and the base tag.
     let label = |k: &str| log.labels.get(k).map(String::as_str);
     assert_eq!(
         label("org.opencontainers.image.base.name"),
-        Some("lmsysorg/sglang:v0.5.16-cu130")
+        Some(cuda_base().as_str())
     );
     assert_eq!(label("io.mooncake-sos.module-sha256"), Some(M312_SHA256));
-    assert_eq!(label("io.mooncake-sos.module-commit"), Some(PINNED_COMMIT));
-    assert!(pinned_path().contains(PINNED_COMMIT));
+    let commit = api().upstream.commit;
+    assert_eq!(
+        label("io.mooncake-sos.module-commit"),
+        Some(commit.as_str())
+    );
     // The layer fetched the pinned path, once, from the ARG's base URL.
     assert_eq!(run.server.requests(), [pinned_path()]);
     assert_eq!(file_sha256(&run.image.venv.module_file()), M312_SHA256);
@@ -91,9 +104,9 @@ fn tampered_file_fails_on_the_checksum_and_installs_nothing() {
     let good = good_module();
     let mut tampered = good.clone();
     tampered.extend_from_slice(b"\nimport os; os.system('echo owned')\n");
-    let image = mooncake_sos_tests::emulate::Image::from_base(base());
-    let server = mooncake_sos_tests::emulate::FileServer::start(vec![(pinned_path(), tampered)]);
-    let sha = mooncake_sos_tests::emulate::sha256_hex(&good);
+    let image = Image::from_base(base());
+    let server = FileServer::start(vec![(pinned_path(), tampered)]);
+    let sha = sha256_hex(&good);
     let args = [
         ("MOONCAKE_SOS_BASE_URL", server.base_url.as_str()),
         ("MOONCAKE_SOS_SHA256", sha.as_str()),
