@@ -172,3 +172,52 @@ impl Report {
         own
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Status::{self, Differs, Missing, Present};
+    use crate::source::ModuleSource;
+
+    fn statuses(module: &str) -> Vec<(String, Status)> {
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../api.toml");
+        let api = mooncake_sos_codegen::load(manifest.as_ref(), "api.toml").expect("api.toml");
+        let source = ModuleSource::from_bytes("m.py", module.as_bytes().to_vec()).unwrap();
+        let report = crate::verify(&api, &source).unwrap();
+        let labels = report.items.labels.clone();
+        labels.into_iter().zip(report.statuses()).collect()
+    }
+
+    fn status_of(all: &[(String, Status)], label: &str) -> Status {
+        all.iter()
+            .find(|(l, _)| l == label)
+            .unwrap_or_else(|| panic!("no item {label}"))
+            .1
+    }
+
+    #[test]
+    fn children_inherit_missing_and_wrong_kind_but_not_a_difference() {
+        let module = "class MooncakeBundleTransfer:\n    def __init__(self, store, key_prefix='x', default_chunk_bytes=1, buffer_pool=None): ...\n\
+                      def export_ref(ref): ...\n";
+        let all = statuses(module);
+        // Absent symbol: it and everything below it are missing.
+        assert_eq!(status_of(&all, "FieldSchema"), Missing);
+        assert_eq!(status_of(&all, "FieldSchema.codec"), Missing);
+        // Present class, absent method: the method and its parameters are missing.
+        assert_eq!(status_of(&all, "MooncakeBundleTransfer"), Present);
+        assert_eq!(status_of(&all, "MooncakeBundleTransfer.put"), Missing);
+        assert_eq!(status_of(&all, "MooncakeBundleTransfer.put(type)"), Missing);
+        // One parameter's default differs: only that parameter.
+        assert_eq!(status_of(&all, "MooncakeBundleTransfer.__init__"), Present);
+        assert_eq!(
+            status_of(&all, "MooncakeBundleTransfer.__init__(key_prefix)"),
+            Differs
+        );
+        assert_eq!(
+            status_of(&all, "MooncakeBundleTransfer.__init__(store)"),
+            Present
+        );
+        // A function where an alias is declared: it differs, and so does what it could not check.
+        assert_eq!(status_of(&all, "export_ref"), Differs);
+        assert_eq!(status_of(&all, "export_ref(ref)"), Differs);
+    }
+}
