@@ -40,17 +40,45 @@ fn bump_moves_only_the_pin_lines_and_regenerates() {
     let m = manifest.to_str().unwrap();
     let before = std::fs::read_to_string(&manifest).unwrap();
     let module = module_of("0.3.12.post1", repo.path());
-    let run = xtask(&["bump", "--manifest", m, "--commit", COMMIT, "--module", module.to_str().unwrap()], &[]);
+    let run = xtask(
+        &[
+            "bump",
+            "--manifest",
+            m,
+            "--commit",
+            COMMIT,
+            "--module",
+            module.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("upstream pin 4dbe5a4c -> 6041a609"), "{run:?}");
+    assert!(
+        run.stdout.contains("upstream pin 4dbe5a4c -> 6041a609"),
+        "{run:?}"
+    );
     assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(&manifest).unwrap());
 
-    let shim = std::fs::read_to_string(repo.path().join("generated/python/mooncake_sos.py")).unwrap();
-    assert!(shim.contains(&format!("UPSTREAM_COMMIT = \"{COMMIT}\"")), "the shim was regenerated");
+    let shim =
+        std::fs::read_to_string(repo.path().join("generated/python/mooncake_sos.py")).unwrap();
+    assert!(
+        shim.contains(&format!("UPSTREAM_COMMIT = \"{COMMIT}\"")),
+        "the shim was regenerated"
+    );
     let check = xtask(&["regen", "--check", "--manifest", m], &[]);
     assert_eq!(check.code, Some(0), "{check:?}");
     // The new pin is the file: --sha256 now passes.
-    let run = xtask(&["verify", "--manifest", m, "--module", module.to_str().unwrap(), "--sha256"], &[]);
+    let run = xtask(
+        &[
+            "verify",
+            "--manifest",
+            m,
+            "--module",
+            module.to_str().unwrap(),
+            "--sha256",
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(0), "{run:?}");
 }
 
@@ -61,13 +89,35 @@ fn bump_refuses_a_module_without_the_api_and_writes_nothing() {
     let m = repo.path().join("api.toml");
     let before = snapshot(repo.path());
     let run = xtask(
-        &["bump", "--manifest", m.to_str().unwrap(), "--commit", COMMIT, "--module", module.to_str().unwrap()],
+        &[
+            "bump",
+            "--manifest",
+            m.to_str().unwrap(),
+            "--commit",
+            COMMIT,
+            "--module",
+            module.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(run.stdout.contains("FieldSchema: missing: expected dataclass, found nothing"), "{run:?}");
-    assert!(run.stdout.lines().last().unwrap().starts_with("bump: refused: "), "{run:?}");
-    assert!(snapshot(repo.path()) == before, "bump wrote something although it refused");
+    assert!(
+        run.stdout
+            .contains("FieldSchema: missing: expected dataclass, found nothing"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("bump: refused: "),
+        "{run:?}"
+    );
+    assert!(
+        snapshot(repo.path()) == before,
+        "bump wrote something although it refused"
+    );
 }
 
 #[test]
@@ -77,11 +127,22 @@ fn bump_rejects_a_malformed_commit() {
     let m = repo.path().join("api.toml");
     let before = snapshot(repo.path());
     let run = xtask(
-        &["bump", "--manifest", m.to_str().unwrap(), "--commit", "6041a60", "--module", module.to_str().unwrap()],
+        &[
+            "bump",
+            "--manifest",
+            m.to_str().unwrap(),
+            "--commit",
+            "6041a60",
+            "--module",
+            module.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains("expected 40 lowercase hex digits"), "{run:?}");
+    assert!(
+        run.stderr.contains("expected 40 lowercase hex digits"),
+        "{run:?}"
+    );
     assert!(snapshot(repo.path()) == before);
 }
 
@@ -99,7 +160,21 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
 
     // bump --fetch: the module at the new commit, verified, then pinned.
     let before = std::fs::read_to_string(m).unwrap();
-    let run = xtask(&["bump", "--manifest", m, "--commit", COMMIT, "--fetch", "--raw-base-url", &url, "--cache-dir", c], &[]);
+    let run = xtask(
+        &[
+            "bump",
+            "--manifest",
+            m,
+            "--commit",
+            COMMIT,
+            "--fetch",
+            "--raw-base-url",
+            &url,
+            "--cache-dir",
+            c,
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(m).unwrap());
     let cached = cache.join(COMMIT).join("structured_object_store.py");
@@ -107,16 +182,44 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     assert_eq!(server.requests.load(Ordering::SeqCst), 1);
 
     // verify --fetch: the cached copy has the pinned hash, so there is no second request.
-    let run = xtask(&["verify", "--manifest", m, "--fetch", "--raw-base-url", &url, "--cache-dir", c, "--sha256"], &[]);
+    let run = xtask(
+        &[
+            "verify",
+            "--manifest",
+            m,
+            "--fetch",
+            "--raw-base-url",
+            &url,
+            "--cache-dir",
+            c,
+            "--sha256",
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(server.requests.load(Ordering::SeqCst), 1);
 
     // A server handing out another file is refused on its hash, and nothing is cached.
     let other = module_of("0.3.13.post1", repo.path());
-    let liar = FileServer::start(HashMap::from([(RAW_PATH.to_owned(), std::fs::read(other).unwrap())]));
+    let liar = FileServer::start(HashMap::from([(
+        RAW_PATH.to_owned(),
+        std::fs::read(other).unwrap(),
+    )]));
     let fresh = repo.path().join("fresh-cache");
     let f = fresh.to_str().unwrap();
-    let run = xtask(&["verify", "--manifest", m, "--fetch", "--raw-base-url", &liar.base_url, "--cache-dir", f], &[]);
+    let run = xtask(
+        &[
+            "verify",
+            "--manifest",
+            m,
+            "--fetch",
+            "--raw-base-url",
+            &liar.base_url,
+            "--cache-dir",
+            f,
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(2), "{run:?}");
     let want = format!("{}{RAW_PATH}: error: sha256 is 41ba64e6", liar.base_url);
     assert!(run.stderr.starts_with(&want), "{run:?}");
@@ -125,7 +228,23 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     // A missing file is a located error too.
     drop(server);
     let empty = FileServer::start(HashMap::new());
-    let run = xtask(&["verify", "--manifest", m, "--fetch", "--raw-base-url", &empty.base_url, "--cache-dir", f], &[]);
+    let run = xtask(
+        &[
+            "verify",
+            "--manifest",
+            m,
+            "--fetch",
+            "--raw-base-url",
+            &empty.base_url,
+            "--cache-dir",
+            f,
+        ],
+        &[],
+    );
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains("server answered `HTTP/1.1 404 Not Found`"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("server answered `HTTP/1.1 404 Not Found`"),
+        "{run:?}"
+    );
 }
