@@ -48,7 +48,26 @@ pub fn project_root() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// Rust ignores SIGPIPE, so `println!` into a closed pipe (`cargo xtask matrix | head`)
+/// panics. Restore the default action, as C tools have it: the process ends quietly.
+#[cfg(unix)]
+fn default_sigpipe() {
+    unsafe extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    // SAFETY: libc's signal(2) with SIG_DFL, called before any thread is started.
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     let cli = Cli::parse();
     match cli.command {
         Command::Regen(args) => regen::run(&args),
