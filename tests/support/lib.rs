@@ -86,6 +86,25 @@ pub fn free_port() -> u16 {
         .expect("bind an ephemeral loopback port")
 }
 
+/// Makes a spawned child get SIGKILL when the spawning thread ends, so a test process killed
+/// mid-run (a timeout, a closed pipe) leaves no master behind; Drop covers the normal case.
+/// Spawn from the thread that owns the child for the child's whole life.
+pub fn dies_with_this_thread(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    unsafe extern "C" {
+        fn prctl(option: i32, ...) -> i32;
+    }
+    const PR_SET_PDEATHSIG: i32 = 1;
+    const SIGKILL: std::ffi::c_ulong = 9;
+    // SAFETY: between fork and exec the closure only calls prctl, which is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            Ok(())
+        });
+    }
+}
+
 /// A running `mooncake_master`, killed and reaped on drop.
 pub struct Master {
     child: Child,
@@ -115,7 +134,9 @@ impl Master {
         let log = log_dir.path().join("master.log");
         let out = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
-        let child = Command::new(&env.master)
+        let mut command = Command::new(&env.master);
+        dies_with_this_thread(&mut command);
+        let child = command
             .args([
                 "-rpc_address=127.0.0.1".to_owned(),
                 format!("-rpc_port={rpc_port}"),
