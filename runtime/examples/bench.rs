@@ -116,7 +116,7 @@ fn compare(
     store: &Store,
     bytes: usize,
     iters: usize,
-) -> Result<(Timing, Timing)> {
+) -> Result<(Timing, Timing, f64)> {
     let t = MooncakeBundleTransfer::new(py, module, store, &Default::default())?;
     let pyt = helper
         .call_method1("transfer", (store.object(py),))
@@ -149,10 +149,17 @@ fn compare(
             rs.push(rust_once(py, &t, &data)?);
         }
     }
-    Ok((Timing::of(&rs), Timing::of(&ps)))
+    // Each Rust iteration against the Python one next to it: drift cancels within a pair.
+    let paired = median(
+        rs.iter()
+            .zip(&ps)
+            .map(|(r, p)| (r.0 + r.1 - p.0 - p.1) / (p.0 + p.1) * 100.0)
+            .collect(),
+    );
+    Ok((Timing::of(&rs), Timing::of(&ps), paired))
 }
 
-fn report_pair(label: &str, bytes: usize, rust: Timing, python: Timing) {
+fn report_pair(label: &str, bytes: usize, rust: Timing, python: Timing, paired: f64) {
     let (rp, rg) = rust.gibs(bytes);
     let (pp, pg) = python.gibs(bytes);
     let total = |t: Timing| t.put + t.get;
@@ -163,7 +170,7 @@ fn report_pair(label: &str, bytes: usize, rust: Timing, python: Timing) {
         format!("{} KiB", bytes >> 10)
     };
     println!(
-        "| {label} | {size} | {:.3} / {:.3} ms ({rp:.2} / {rg:.2} GiB/s) | {:.3} / {:.3} ms ({pp:.2} / {pg:.2} GiB/s) | {overhead:+.2}% ({:+.1} µs) |",
+        "| {label} | {size} | {:.3} / {:.3} ms ({rp:.2} / {rg:.2} GiB/s) | {:.3} / {:.3} ms ({pp:.2} / {pg:.2} GiB/s) | {overhead:+.2}% ({:+.1} µs) | {paired:+.2}% |",
         rust.put * 1e3,
         rust.get * 1e3,
         python.put * 1e3,
@@ -187,9 +194,9 @@ fn run(args: Args) -> Result<()> {
             stores.push(("real master", Store::connect(&c)?));
         }
         println!(
-            "| store | payload | Rust put / get (median) | Python put / get (median) | Rust overhead (put+get) |"
+            "| store | payload | Rust put / get (median) | Python put / get (median) | Rust overhead (put+get, of medians) | paired median |"
         );
-        println!("|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|");
         let mut embedded_64 = None;
         for (label, store) in &stores {
             // 64 KiB isolates the per-call cost of the bindings; the large ones the bandwidth.
@@ -198,11 +205,11 @@ fn run(args: Args) -> Result<()> {
                 (64 * MIB, args.iters),
                 (1024 * MIB, args.big_iters),
             ] {
-                let (rust, python) = compare(py, &module, &helper, store, bytes, iters)?;
+                let (rust, python, paired) = compare(py, &module, &helper, store, bytes, iters)?;
                 if *label == "embedded" && bytes == 64 * MIB {
                     embedded_64 = Some((rust, python));
                 }
-                report_pair(label, bytes, rust, python);
+                report_pair(label, bytes, rust, python, paired);
             }
         }
         let Some((rust64, _)) = embedded_64 else {
