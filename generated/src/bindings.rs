@@ -309,9 +309,9 @@ pub struct FieldSchema {
 }
 impl FieldSchema {
     /// The required fields; the others take the Python defaults.
-    pub fn new(codec: String) -> Self {
+    pub fn new(codec: impl Into<String>) -> Self {
         FieldSchema {
-            codec,
+            codec: codec.into(),
             nullable: true,
             metadata: BTreeMap::new(),
         }
@@ -554,7 +554,7 @@ pub fn import_ref<'py>(
 /// `handle["type"]` of every ref handle.
 pub const HANDLE_TYPE: &str = "mooncake_dataproto_ref";
 /// The handle version `import_ref` accepts.
-pub const HANDLE_VERSION: i64 = 1i64;
+pub const HANDLE_VERSION: i64 = 1;
 /// The handle kind `import_ref` accepts.
 pub const HANDLE_KIND: &str = "bundle_stages";
 /// The sections a field of a handle may live in.

@@ -13,11 +13,12 @@ const SECTIONS: [&str; 2] = ["batch", "non_tensor_batch"];
 
 pub(super) fn tokens() -> TokenStream {
     let sections = SECTIONS;
+    let version = proc_macro2::Literal::i64_unsuffixed(HANDLE_VERSION);
     quote! {
         /// `handle["type"]` of every ref handle.
         pub const HANDLE_TYPE: &str = #HANDLE_TYPE;
         /// The handle version `import_ref` accepts.
-        pub const HANDLE_VERSION: i64 = #HANDLE_VERSION;
+        pub const HANDLE_VERSION: i64 = #version;
         /// The handle kind `import_ref` accepts.
         pub const HANDLE_KIND: &str = #HANDLE_KIND;
         /// The sections a field of a handle may live in.

@@ -67,7 +67,7 @@ fn default_value(p: &Param) -> Result<TokenStream, RenderError> {
         Some(DefaultValue::Expr(e)) if e == "True" => quote! { true },
         Some(DefaultValue::Expr(e)) if e == "False" => quote! { false },
         Some(DefaultValue::Expr(e)) if e.parse::<i64>().is_ok() => {
-            let v: i64 = e.parse().unwrap_or_default();
+            let v = proc_macro2::Literal::i64_unsuffixed(e.parse().unwrap_or_default());
             quote! { #v }
         }
         Some(DefaultValue::Expr(e))
@@ -97,7 +97,10 @@ fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
     let mut args = Vec::new();
     let mut inits = Vec::new();
     for (f, (n, t)) in fields.iter().zip(names.iter().zip(&types)) {
-        if f.default.is_none() {
+        if f.default.is_none() && f.annotation.as_deref() == Some("str") {
+            args.push(quote! { #n: impl Into<String> });
+            inits.push(quote! { #n: #n.into() });
+        } else if f.default.is_none() {
             args.push(quote! { #n: #t });
             inits.push(quote! { #n });
         } else {
