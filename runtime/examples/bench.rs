@@ -95,7 +95,7 @@ fn rust_once(
 }
 
 fn field_schemas() -> std::collections::BTreeMap<String, mooncake_sos::FieldSchema> {
-    let mut s = mooncake_sos::FieldSchema::new("ndarray".into());
+    let mut s = mooncake_sos::FieldSchema::new("ndarray");
     s.nullable = false;
     s.metadata
         .insert("section".into(), serde_json::json!("batch"));

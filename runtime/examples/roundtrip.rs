@@ -49,7 +49,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn schema(codec: &str, section: &str, dtype: Option<&str>) -> FieldSchema {
-    let mut s = FieldSchema::new(codec.to_owned());
+    let mut s = FieldSchema::new(codec);
     s.nullable = false;
     s.metadata.insert("section".into(), json!(section));
     if let Some(d) = dtype {

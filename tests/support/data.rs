@@ -97,7 +97,7 @@ impl Sample {
         SCHEMAS
             .iter()
             .map(|(name, codec, section, dtype, nullable)| {
-                let mut s = FieldSchema::new((*codec).to_owned());
+                let mut s = FieldSchema::new(*codec);
                 s.nullable = *nullable;
                 s.metadata.insert("section".into(), json!(section));
                 if let Some(d) = dtype {
