@@ -431,7 +431,11 @@ fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
 #[test]
 fn a_closed_stdout_ends_the_process_quietly_not_with_a_panic() {
     let sb = Sandbox::new();
-    sb.edit("api.toml", "base_tag = \"v0.5.16-cu130\"", "base_tag = \"v0.5.17-cu130\"");
+    sb.edit(
+        "api.toml",
+        "base_tag = \"v0.5.16-cu130\"",
+        "base_tag = \"v0.5.17-cu130\"",
+    );
     let mut child = Command::new(XTASK)
         .args(["regen", "--check", "--manifest"])
         .arg(sb.path("api.toml"))
