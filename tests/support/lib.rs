@@ -7,6 +7,7 @@ pub mod dockerfile;
 pub mod emulate;
 pub mod scenarios;
 pub mod upstream;
+pub mod workload;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -110,6 +111,7 @@ pub struct Master {
     child: Child,
     pub rpc_port: u16,
     pub http_port: u16,
+    pub metrics_port: u16,
     _log_dir: tempfile::TempDir,
     pub log: PathBuf,
 }
@@ -154,6 +156,7 @@ impl Master {
             child,
             rpc_port,
             http_port,
+            metrics_port,
             _log_dir: log_dir,
             log,
         };
