@@ -426,7 +426,15 @@ names = {a.name.split('.')[0] for n in ast.walk(tree) if isinstance(n, ast.Impor
 names |= {n.module.split('.')[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
 print(sorted(names - set(sys.stdlib_module_names)))
 "#;
-    let out = Command::new("python3").args(["-c", program]).arg(&shim).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("python3")
+        .args(["-c", program])
+        .arg(&shim)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
 }
