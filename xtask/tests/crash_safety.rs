@@ -11,6 +11,9 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 const KILLED_RUNS: usize = 120;
+/// Kills that must land inside the write window; more runs are made (up to 400) until they do.
+const MIXED_WANTED: usize = 20;
+const MAX_KILLED_RUNS: usize = 400;
 const CONCURRENT_ROUNDS: usize = 20;
 
 /// Manifest B: another pin and other base tags, so the shim, the bindings, both Dockerfiles
@@ -147,6 +150,47 @@ fn measure(sb: &Sandbox, v: &Versions) -> Duration {
     times[times.len() / 2]
 }
 
+/// Where to aim the kills. A quarter land anywhere in 1.2x a whole run; the rest inside the
+/// span still believed to hold the writes, which narrows as kills land before them (nothing
+/// new yet) or after them (everything new). Run times vary with load, so a span that
+/// collapses starts over.
+struct KillWindow {
+    whole: Duration,
+    start: Duration,
+    end: Duration,
+}
+
+impl KillWindow {
+    fn new(run: Duration) -> KillWindow {
+        let whole = run * 6 / 5;
+        KillWindow {
+            whole,
+            start: Duration::ZERO,
+            end: whole,
+        }
+    }
+
+    fn next_delay(&self, rng: &mut Rng) -> Duration {
+        let (lo, hi) = if rng.below(4) == 0 {
+            (Duration::ZERO, self.whole)
+        } else {
+            (self.start * 9 / 10, self.end * 11 / 10)
+        };
+        lo + Duration::from_micros(rng.below((hi - lo).as_micros() as u64))
+    }
+
+    fn learn(&mut self, delay: Duration, fresh: usize, outputs: usize) {
+        if fresh == 0 && delay > self.start && delay < self.end {
+            self.start = delay;
+        } else if fresh == outputs && delay < self.end && delay > self.start {
+            self.end = delay;
+        }
+        if self.end.saturating_sub(self.start) < Duration::from_micros(300) {
+            *self = KillWindow::new(self.whole * 5 / 6);
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Tally {
     /// Killed before any output was replaced.
@@ -164,15 +208,17 @@ fn sigkill_at_random_moments_never_tears_an_output() {
     let v = Versions::of(&sb);
     let took = measure(&sb, &v);
     let mut rng = Rng::from_env();
+    let mut window = KillWindow::new(took);
     let mut tally = Tally::default();
-    for run in 0..KILLED_RUNS {
+    let mut run = 0;
+    while run < KILLED_RUNS || (tally.mixed < MIXED_WANTED && run < MAX_KILLED_RUNS) {
+        run += 1;
         let manifest = if run % 2 == 0 { &v.b } else { &v.a };
         let new = v.outputs_for(manifest);
         std::fs::write(sb.manifest(), manifest).expect("write api.toml");
         v.make_fixed_outputs_stale(&sb);
         let old = outputs(&sb.snapshot());
-        // Spread the kills over 1.2x a whole run: some before, most during, some after.
-        let delay = Duration::from_micros(rng.below(took.as_micros() as u64 * 6 / 5));
+        let delay = window.next_delay(&mut rng);
         let mut child = spawn_regen(&sb);
         std::thread::sleep(delay);
         child.kill().expect("SIGKILL");
@@ -203,6 +249,7 @@ fn sigkill_at_random_moments_never_tears_an_output() {
         );
         let temps = after.keys().filter(|p| is_regen_temp(p)).count();
         tally.temps_left += temps;
+        window.learn(delay, fresh, new.len());
         match fresh {
             0 => tally.all_old += 1,
             n if n == new.len() => tally.all_new += 1,
@@ -228,9 +275,9 @@ fn sigkill_at_random_moments_never_tears_an_output() {
             "run {run}: staging files survive a regen: {left:?}"
         );
     }
-    eprintln!("{KILLED_RUNS} kills, a run takes {took:?}: {tally:?}");
+    eprintln!("{run} kills, a run takes {took:?}: {tally:?}");
     assert!(
-        tally.mixed >= KILLED_RUNS / 10,
+        tally.mixed >= MIXED_WANTED,
         "too few kills landed inside the write window: {tally:?}"
     );
 }
