@@ -9,6 +9,6 @@ eval "$(bash scripts/setup-test-env.sh)"
 # Loopback only: the transfer engine must not advertise the machine's external address.
 export MC_TCP_BIND_ADDRESS=127.0.0.1
 if [[ $# -eq 0 ]]; then
-    set -- --workspace
+    set -- --workspace --no-fail-fast
 fi
 exec cargo test "$@"
