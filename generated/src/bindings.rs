@@ -380,6 +380,7 @@ pub struct MooncakeBundleTransfer {
     obj: Py<PyAny>,
     module: Module,
     replicate: Option<Py<PyAny>>,
+    liveness: Option<rt::Liveness>,
 }
 impl MooncakeBundleTransfer {
     /// `MooncakeBundleTransfer(store, ...)`; a store with `replica_num` set passes its `ReplicateConfig` to every write that takes a `config`.
@@ -399,6 +400,7 @@ impl MooncakeBundleTransfer {
             obj: obj.unbind(),
             module: module.clone_ref(py),
             replicate: store.replicate_config(py).map(|c| c.unbind()),
+            liveness: store.liveness(),
         })
     }
     /// The Python object.
@@ -430,6 +432,9 @@ impl MooncakeBundleTransfer {
         };
         let kw = kw.obj("config", value)?;
         let kw = kw.opt("field_schemas", options.field_schemas.as_ref())?;
+        if let Some(l) = &self.liveness {
+            l.check("MooncakeBundleTransfer.put")?;
+        }
         let out = rt::call_method(
             self.obj.bind(py),
             "put",
@@ -458,6 +463,9 @@ impl MooncakeBundleTransfer {
         let kw = kw.opt("non_tensor_fields", options.non_tensor_fields.as_ref())?;
         let kw = kw.opt("meta_info_keys", options.meta_info_keys.as_ref())?;
         let kw = kw.opt("rows", options.rows.as_ref())?;
+        if let Some(l) = &self.liveness {
+            l.check("MooncakeBundleTransfer.get")?;
+        }
         let out = rt::call_method(
             self.obj.bind(py),
             "get",
@@ -481,6 +489,9 @@ impl MooncakeBundleTransfer {
                 format!("{}.{} arguments", "MooncakeBundleTransfer", "release_result")
             })?;
         let kw = Kwargs::new(py, &self.module);
+        if let Some(l) = &self.liveness {
+            l.check("MooncakeBundleTransfer.release_result")?;
+        }
         let out = rt::call_method(
             self.obj.bind(py),
             "release_result",
@@ -505,6 +516,9 @@ impl MooncakeBundleTransfer {
                 format!("{}.{} arguments", "MooncakeBundleTransfer", "cleanup_dataproto")
             })?;
         let kw = Kwargs::new(py, &self.module);
+        if let Some(l) = &self.liveness {
+            l.check("MooncakeBundleTransfer.cleanup_dataproto")?;
+        }
         let out = rt::call_method(
             self.obj.bind(py),
             "cleanup_dataproto",

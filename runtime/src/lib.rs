@@ -21,7 +21,7 @@ pub use python::PythonEnv;
 pub use spec::{
     ApiSpec, MethodSpec, NativeCheck, NativeSpec, ParamKind, ParamSpec, SymbolKind, SymbolSpec,
 };
-pub use store::{Store, StoreConfig, StoreKind};
+pub use store::{Liveness, Store, StoreConfig, StoreKind};
 pub use value::{Record, ReplicateConfig, Rows, ToPy, json_to_py, py_to_json};
 
 /// Re-exported so generated code and callers use the same versions.

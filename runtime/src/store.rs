@@ -85,6 +85,26 @@ pub struct Store {
     kind: StoreKind,
     replicate: Option<Py<PyAny>>,
     embedded: Option<Py<EmbeddedStore>>,
+    liveness: Option<Liveness>,
+}
+
+/// Where a distributed store's master listens. The bindings probe it before each call:
+/// on a dead master the native client takes seconds per call to give up (and a get then
+/// fails as a JSON decode error), while a refused loopback connect answers in microseconds.
+#[derive(Clone, Debug)]
+pub struct Liveness {
+    addr: String,
+    timeout: Duration,
+}
+
+impl Liveness {
+    /// `Ok` while the master accepts connections; else an error naming `call`.
+    pub fn check(&self, call: &str) -> Result<()> {
+        probe("master", &self.addr, self.timeout).map_err(|e| match e {
+            Error::Connect(why) => Error::Connect(format!("{call}: {why}")),
+            other => other,
+        })
+    }
 }
 
 impl Store {
@@ -104,6 +124,7 @@ impl Store {
                 kind: StoreKind::Embedded,
                 replicate: None,
                 embedded: Some(store),
+                liveness: None,
             })
         })
     }
@@ -164,6 +185,10 @@ impl Store {
                 kind: StoreKind::Distributed,
                 replicate,
                 embedded: None,
+                liveness: Some(Liveness {
+                    addr: config.master_server_addr.clone(),
+                    timeout,
+                }),
             })
         })
     }
@@ -178,6 +203,11 @@ impl Store {
 
     pub fn kind(&self) -> StoreKind {
         self.kind
+    }
+
+    /// How to tell the master is gone (distributed stores only).
+    pub fn liveness(&self) -> Option<Liveness> {
+        self.liveness.clone()
     }
 
     /// The Python store object.

@@ -36,6 +36,22 @@ pub fn run(args: &Args) -> ExitCode {
 
 fn bump(args: &Args) -> Result<ExitCode, String> {
     let (manifest, text, api) = args.common.load()?;
+    // Hold regen's lock from here to the rename, so no regen reads a half-bumped pin, and
+    // refuse if the manifest changed between reading and locking it.
+    let lock = std::fs::File::open(&manifest)
+        .and_then(|f| f.lock().map(|()| f))
+        .map_err(|e| {
+            format!(
+                "{}: error: cannot lock the manifest: {e}\n",
+                manifest.display()
+            )
+        })?;
+    if std::fs::read_to_string(&manifest).ok().as_deref() != Some(text.as_str()) {
+        return Err(format!(
+            "{}: error: changed while bump read it; run bump again\n",
+            manifest.display()
+        ));
+    }
     let commit = &args.commit;
     if commit.len() != 40
         || !commit
@@ -74,6 +90,7 @@ fn bump(args: &Args) -> Result<ExitCode, String> {
     if edited != text {
         write_atomically(&manifest, &edited)?;
     }
+    drop(lock);
     println!(
         "bump: {display}: upstream pin {} -> {} (sha256 {})",
         api.upstream.short_commit(),

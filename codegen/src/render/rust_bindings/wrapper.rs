@@ -277,6 +277,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
         } else {
             quote! {}
         };
+        let call = format!("{name}.{key}");
         fns.push(quote! {
             #d
             pub fn #fn_name<'py>(&self, py: Python<'py>, #(#arg_names: &impl ToPy,)* #opt_arg) -> Result<#ret> {
@@ -285,6 +286,9 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
                     .context(|| format!("{}.{} arguments", #name, #key))?;
                 let kw = Kwargs::new(py, &self.module);
                 #(#fill)*
+                if let Some(l) = &self.liveness {
+                    l.check(#call)?;
+                }
                 let out = rt::call_method(self.obj.bind(py), #key, args, Some(&kw.into_dict()))?;
                 #convert
             }
@@ -300,6 +304,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
             obj: Py<PyAny>,
             module: Module,
             replicate: Option<Py<PyAny>>,
+            liveness: Option<rt::Liveness>,
         }
 
         impl #ty {
@@ -315,6 +320,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
                     obj: obj.unbind(),
                     module: module.clone_ref(py),
                     replicate: store.replicate_config(py).map(|c| c.unbind()),
+                    liveness: store.liveness(),
                 })
             }
 
