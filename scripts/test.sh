@@ -11,4 +11,11 @@ export MC_TCP_BIND_ADDRESS=127.0.0.1
 if [[ $# -eq 0 ]]; then
     set -- --workspace --no-fail-fast
 fi
-exec cargo test "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test "$@" 2>&1 | tee "$log" || status=$?
+# cargo's last line is often a crate's empty doc-test run: close with the totals instead.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"
