@@ -189,3 +189,34 @@ fn values_convert_without_copies_and_json_is_exact() {
         );
     });
 }
+
+/// The constructor's option struct reaches Python: every key the store holds carries the
+/// `key_prefix` given from Rust.
+#[test]
+fn constructor_options_reach_the_module() {
+    use mooncake_sos::{MooncakeBundleTransfer, MooncakeBundleTransferOptions, PutOptions, Record};
+    let (module, store) = setup();
+    Python::attach(|py| {
+        let options = MooncakeBundleTransferOptions {
+            key_prefix: Some("rust-options".into()),
+            default_chunk_bytes: Some(1 << 20),
+        };
+        let t = MooncakeBundleTransfer::new(py, &module, &store, &options).expect("transfer");
+        let data = Record::new(py);
+        let ids = mooncake_sos_runtime::numpy::ndarray::Array2::<i64>::zeros((4, 8));
+        data.put_array(py, "input_ids", ids).unwrap();
+        let put = PutOptions {
+            r#type: Some("dict".into()),
+            ..Default::default()
+        };
+        let r = t.put(py, &data, &put).unwrap_or_else(|e| panic!("{e}"));
+        let keys = store.embedded_store(py).expect("embedded").key_list();
+        assert!(!keys.is_empty());
+        assert!(
+            keys.iter().all(|k| k.starts_with("rust-options")),
+            "{keys:?}"
+        );
+        t.cleanup_dataproto(py, &r).unwrap();
+    });
+    assert_eq!(held(&store), 0);
+}

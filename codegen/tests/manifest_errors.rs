@@ -219,7 +219,7 @@ const CASES: &[Case] = &[
         "{ name = \"data\", type = \"Any\" }",
         "{ name = \"data\", type = \"Any\", rust = \"string\" }",
         "\"string\" },\n    { name = \"type\"",
-        "applies to keyword-only parameters",
+        "they form the option struct",
     ),
     case(
         "alias without target",

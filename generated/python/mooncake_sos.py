@@ -25,7 +25,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "9bf5519190ca54502c92cbf632c52ca9a1742edbf3a829ac57c774641352d96b"
+API_FINGERPRINT = "de8074f8d7a193bb130609da48e81d942b23ffda7de236191e15645434aaf24f"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 
 # The contract, as api.toml declares it.

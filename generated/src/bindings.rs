@@ -22,7 +22,7 @@ pub const UPSTREAM_SHA256: &str = "6f2361e68655784a71348b40b963883ea369553f52e36
 /// The first release whose wheel carries the whole API (`package==version`), if known.
 pub const FIRST_RELEASE: &str = "mooncake-transfer-engine-non-cuda==0.3.12.post1";
 /// sha256 of the canonical contract in api.toml.
-pub const API_FINGERPRINT: &str = "9bf5519190ca54502c92cbf632c52ca9a1742edbf3a829ac57c774641352d96b";
+pub const API_FINGERPRINT: &str = "de8074f8d7a193bb130609da48e81d942b23ffda7de236191e15645434aaf24f";
 /// Everything the runtime checks in the installed module before the first call.
 pub static API: rt::ApiSpec = rt::ApiSpec {
     module: MODULE,
@@ -340,7 +340,12 @@ impl ToPy for FieldSchema {
 }
 /// Keyword arguments of `MooncakeBundleTransfer(...)`; a `None` field is left to the module's default.
 #[derive(Debug, Clone, Default)]
-pub struct MooncakeBundleTransferOptions {}
+pub struct MooncakeBundleTransferOptions {
+    /// `key_prefix` (Python default: `'bundle'`).
+    pub key_prefix: Option<String>,
+    /// `default_chunk_bytes` (Python default: `DEFAULT_BUNDLE_CHUNK_BYTES`).
+    pub default_chunk_bytes: Option<u64>,
+}
 /// Keyword arguments of `MooncakeBundleTransfer.put`; a `None` field is left to the module's default.
 #[derive(Debug, Clone, Default)]
 pub struct PutOptions {
@@ -391,7 +396,8 @@ impl MooncakeBundleTransfer {
         options: &MooncakeBundleTransferOptions,
     ) -> Result<Self> {
         let kw = Kwargs::new(py, module);
-        let _ = options;
+        let kw = kw.opt("key_prefix", options.key_prefix.as_ref())?;
+        let kw = kw.opt("default_chunk_bytes", options.default_chunk_bytes.as_ref())?;
         let obj = module
             .attr(py, "MooncakeBundleTransfer")?
             .call((store.object(py),), Some(&kw.into_dict()))

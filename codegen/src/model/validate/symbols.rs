@@ -202,7 +202,11 @@ impl Validator<'_> {
             if fields {
                 self.dataclass_field_binding(r, &default);
             }
-            let rust = r.rust.as_ref().and_then(|t| self.rust_type(t, kind));
+            let by_keyword = kind == ParamKind::KeywordOnly || default.is_some();
+            let rust = r
+                .rust
+                .as_ref()
+                .and_then(|t| self.rust_type(t, by_keyword && !fields));
             let annotation = r.annotation.as_ref().map(|a| a.get_ref().clone());
             out.push(Param {
                 name,
@@ -258,7 +262,9 @@ impl Validator<'_> {
         }
     }
 
-    fn rust_type(&mut self, t: &S<String>, kind: ParamKind) -> Option<RustType> {
+    /// `optional`: the parameter can be left out and passed by keyword, so it can be an
+    /// `Option` field of the option struct.
+    fn rust_type(&mut self, t: &S<String>, optional: bool) -> Option<RustType> {
         let found = RustType::ALL
             .iter()
             .find(|(n, _)| n == t.get_ref())
@@ -276,10 +282,11 @@ impl Validator<'_> {
                 );
                 None
             }
-            Some(_) if kind != ParamKind::KeywordOnly => {
+            Some(_) if !optional => {
                 self.error(
                     t,
-                    "`rust` applies to keyword-only parameters (they form the option struct)",
+                    "`rust` applies to parameters with a default or keyword-only ones, not to \
+                     dataclass fields: they form the option struct",
                 );
                 None
             }
