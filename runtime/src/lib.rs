@@ -29,6 +29,33 @@ pub use numpy;
 pub use pyo3;
 pub use serde_json;
 
+/// One `Module::load` at a time in the process (see there why).
+mod load_turn {
+    use std::sync::{Condvar, Mutex, PoisonError};
+
+    static BUSY: Mutex<bool> = Mutex::new(false);
+    static FREE: Condvar = Condvar::new();
+
+    /// Waits until no load runs, then marks one running.
+    pub fn take() {
+        let mut busy = BUSY.lock().unwrap_or_else(PoisonError::into_inner);
+        while *busy {
+            busy = FREE.wait(busy).unwrap_or_else(PoisonError::into_inner);
+        }
+        *busy = true;
+    }
+
+    /// Ends the turn when dropped, also on an early return.
+    pub struct Held;
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            *BUSY.lock().unwrap_or_else(PoisonError::into_inner) = false;
+            FREE.notify_one();
+        }
+    }
+}
+
 /// The checked module: loading it runs every check of the spec once.
 pub struct Module {
     module: Py<PyAny>,
@@ -41,6 +68,12 @@ impl Module {
     pub fn load(spec: &'static ApiSpec, env: &PythonEnv) -> Result<Module> {
         python::prepare(env)?;
         Python::attach(|py| {
+            // Loads take turns: two threads importing the module at once can trip CPython's
+            // import deadlock detection (`_DeadlockError`), as a pybind11 init releases the
+            // GIL mid-import. The turn is awaited with the GIL released, so a thread that
+            // holds the GIL never blocks the one whose turn it is.
+            py.detach(load_turn::take);
+            let _turn = load_turn::Held;
             let module = spec::check(py, spec).map_err(|e| match e {
                 Error::Spec(mut s) if env.venv.is_none() => {
                     s.hint = Some(
