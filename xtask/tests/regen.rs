@@ -1,87 +1,13 @@
 //! `cargo xtask regen` end to end, on throwaway copies of the repository's own inputs.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{Sandbox, XTASK};
 use std::process::{Command, Output};
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// A temp dir holding api.toml, docker/ and generated/ as the repository has them.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = repo_root();
-        std::fs::copy(root.join("api.toml"), dir.path().join("api.toml")).unwrap();
-        for sub in ["docker", "generated", "generated/python", "generated/src"] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-            for entry in std::fs::read_dir(root.join(sub)).unwrap() {
-                let entry = entry.unwrap();
-                if entry.file_type().unwrap().is_file() {
-                    std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name()))
-                        .unwrap();
-                }
-            }
-        }
-        Self { dir }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).unwrap()
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        std::fs::write(self.path(rel), text).unwrap();
-    }
-
-    fn edit(&self, rel: &str, from: &str, to: &str) {
-        let text = self.read(rel);
-        assert!(text.contains(from), "{rel} lacks {from:?}");
-        self.write(rel, &text.replacen(from, to, 1));
-    }
-
-    fn regen(&self, args: &[&str]) -> Run {
-        let out = Command::new(XTASK)
-            .arg("regen")
-            .arg("--manifest")
-            .arg(self.path("api.toml"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .output()
-            .unwrap();
-        Run::from(out)
-    }
-
-    /// Every file under the sandbox with its bytes.
-    fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-            for e in std::fs::read_dir(dir).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    walk(&p, out);
-                } else {
-                    out.insert(p.clone(), std::fs::read(&p).unwrap());
-                }
-            }
-        }
-        let mut out = BTreeMap::new();
-        walk(self.dir.path(), &mut out);
-        out
-    }
+/// `xtask regen --manifest <sandbox>/api.toml ARGS`, run to the end.
+fn run_regen(sb: &Sandbox, args: &[&str]) -> Run {
+    Run::from(sb.regen_command(args).output().unwrap())
 }
 
 struct Run {
@@ -126,7 +52,7 @@ fn the_repository_is_current() {
 fn regen_on_a_current_tree_prints_only_unchanged_and_changes_no_byte() {
     let sb = Sandbox::new();
     let before = sb.snapshot();
-    let run = sb.regen(&[]);
+    let run = run_regen(&sb, &[]);
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     let (summary, files) = lines.split_last().unwrap();
@@ -144,13 +70,16 @@ fn output_is_the_same_in_two_places_and_two_runs() {
             "base_tag = \"v0.5.16-cu130\"",
             "base_tag = \"v0.5.17-cu130\"",
         );
-        assert_eq!(sb.regen(&[]).code, 0);
+        assert_eq!(run_regen(sb, &[]).code, 0);
     }
     let first = a.snapshot();
-    assert_eq!(a.regen(&[]).code, 0);
+    assert_eq!(run_regen(&a, &[]).code, 0);
     assert_eq!(first, a.snapshot(), "a second run changed bytes");
-    let strip = |s: &Sandbox| -> Vec<Vec<u8>> { s.snapshot().into_values().collect() };
-    assert_eq!(strip(&a), strip(&b), "two directories got different output");
+    assert_eq!(
+        a.snapshot(),
+        b.snapshot(),
+        "two directories got different output"
+    );
     assert!(a.read("docker/build.py").contains("v0.5.17-cu130"));
     assert!(
         a.read("docker/Dockerfile")
@@ -188,7 +117,7 @@ fn a_hand_edit_of_any_generated_line_fails_the_check_with_a_diff() {
     for (file, from, to) in edits {
         let sb = Sandbox::new();
         sb.edit(file, from, to);
-        let run = sb.regen(&["--check"]);
+        let run = run_regen(&sb, &["--check"]);
         assert_eq!(run.code, 1, "{file}: {run:?}");
         assert!(
             run.stdout.contains(&format!("--- a/{file}")),
@@ -219,21 +148,21 @@ fn a_hand_edited_region_is_refused_unless_forced() {
         "ARG MOONCAKE_SOS_SHIM_DIR=/srv",
     );
     let before = sb.snapshot();
-    let run = sb.regen(&[]);
+    let run = run_regen(&sb, &[]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("docker/Dockerfile:"), "{run:?}");
     assert!(run.stderr.contains("edited by hand"), "{run:?}");
     assert_eq!(before, sb.snapshot(), "a refused regen wrote something");
-    let check = sb.regen(&["--check"]);
+    let check = run_regen(&sb, &["--check"]);
     assert_eq!(check.code, 1, "{check:?}");
     assert!(
         check.stdout.contains("hand-edited: docker/Dockerfile"),
         "{check:?}"
     );
     assert!(check.stdout.contains("--force"), "{check:?}");
-    assert_eq!(sb.regen(&["--force"]).code, 0);
+    assert_eq!(run_regen(&sb, &["--force"]).code, 0);
     assert!(!sb.read("docker/Dockerfile").contains("/srv"));
-    assert_eq!(sb.regen(&["--check"]).code, 0);
+    assert_eq!(run_regen(&sb, &["--check"]).code, 0);
 }
 
 #[test]
@@ -244,7 +173,7 @@ fn a_manifest_edit_fails_the_check_until_regen() {
         "name = \"cleanup_dataproto\"",
         "name = \"cleanup\"",
     );
-    let run = sb.regen(&["--check"]);
+    let run = run_regen(&sb, &["--check"]);
     assert_eq!(run.code, 1, "{run:?}");
     for file in [
         "generated/python/mooncake_sos.py",
@@ -262,13 +191,13 @@ fn a_manifest_edit_fails_the_check_until_regen() {
             .any(|l| l.starts_with('+') && l.contains("'cleanup'")),
         "{run:?}"
     );
-    let regen = sb.regen(&[]);
+    let regen = run_regen(&sb, &[]);
     assert_eq!(regen.code, 0, "{regen:?}");
     assert!(
         regen.stdout.contains("written   docker/Dockerfile"),
         "{regen:?}"
     );
-    assert_eq!(sb.regen(&["--check"]).code, 0);
+    assert_eq!(run_regen(&sb, &["--check"]).code, 0);
 }
 
 #[test]
@@ -284,7 +213,7 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
         ),
     );
     sb.write("generated/python/notes.txt", "hand-written, not ours\n");
-    let run = sb.regen(&["--check"]);
+    let run = run_regen(&sb, &["--check"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stdout
@@ -301,7 +230,7 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
         !sb.path("generated/python/mooncake_sos.py").exists(),
         "--check wrote a file"
     );
-    let regen = sb.regen(&[]);
+    let regen = run_regen(&sb, &[]);
     assert_eq!(regen.code, 0, "{regen:?}");
     assert!(
         regen
@@ -312,7 +241,7 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
     assert!(!sb.path("generated/python/old_shim.py").exists());
     assert!(sb.path("generated/python/notes.txt").exists());
     assert_eq!(sb.read("generated/src/lib.rs"), stale);
-    assert_eq!(sb.regen(&["--check"]).code, 0);
+    assert_eq!(run_regen(&sb, &["--check"]).code, 0);
 }
 
 #[test]
@@ -371,7 +300,7 @@ fn bad_target_files_are_located_errors_and_nothing_is_written() {
         }
         let before = sb.snapshot();
         for args in [&[][..], &["--check"][..]] {
-            let run = sb.regen(args);
+            let run = run_regen(&sb, args);
             assert_eq!(run.code, 2, "{what} {args:?}: {run:?}");
             assert!(
                 run.stderr.contains(location),
@@ -409,7 +338,7 @@ fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
         "commit = \"4dbe5a4\"",
     );
     let before = sb.snapshot();
-    let run = sb.regen(&[]);
+    let run = run_regen(&sb, &[]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
         run.stderr.contains("api.toml:16:10: error: invalid commit"),

@@ -46,6 +46,21 @@ impl Sandbox {
         self.dir.path().join(rel)
     }
 
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).expect("read")
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        std::fs::write(self.path(rel), text).expect("write");
+    }
+
+    /// Replaces the first `from` in `rel` with `to`; `from` must be there.
+    pub fn edit(&self, rel: &str, from: &str, to: &str) {
+        let text = self.read(rel);
+        assert!(text.contains(from), "{rel} lacks {from:?}");
+        self.write(rel, &text.replacen(from, to, 1));
+    }
+
     pub fn manifest(&self) -> PathBuf {
         self.path("api.toml")
     }
