@@ -7,9 +7,10 @@
 
 use mooncake_sos_codegen::model::Api;
 use mooncake_sos_tests::emulate::{
-    FileServer, Image, OverlayRun, Venv, base_venv, build_overlay, file_sha256, project_root,
-    round_trip, sha256_hex, wheel, wheel_member,
+    FileServer, Image, OverlayRun, Venv, base_venv, build_overlay, file_sha256, round_trip,
+    sha256_hex, wheel, wheel_member,
 };
+use mooncake_sos_tests::repo_root;
 use std::sync::OnceLock;
 
 /// sha256 of the module in the 0.3.12.post1 wheel (MOONCAKE.md).
@@ -22,7 +23,7 @@ fn base() -> &'static Venv {
 }
 
 fn api() -> Api {
-    mooncake_sos_codegen::load(&project_root().join("api.toml"), "api.toml")
+    mooncake_sos_codegen::load(&repo_root().join("api.toml"), "api.toml")
         .unwrap_or_else(|d| panic!("{d}"))
 }
 
@@ -61,7 +62,7 @@ fn edited_module(old: &str, new: &str) -> Vec<u8> {
 }
 
 fn overlay(module: &[u8]) -> OverlayRun {
-    build_overlay(base(), &project_root(), &pinned_path(), module)
+    build_overlay(base(), &repo_root(), &pinned_path(), module)
 }
 
 #[test]
@@ -112,7 +113,7 @@ fn tampered_file_fails_on_the_checksum_and_installs_nothing() {
         ("MOONCAKE_SOS_SHA256", sha.as_str()),
     ];
     let err = image
-        .build(&project_root(), "docker/Dockerfile", "overlay", &args)
+        .build(&repo_root(), "docker/Dockerfile", "overlay", &args)
         .unwrap_err();
     assert!(
         err.instruction.starts_with("RUN set -eu;") && err.instruction.contains("sha256sum -c"),

@@ -3,7 +3,7 @@
 //! into the root, and a failing step reported with its line and output.
 
 use mooncake_sos_tests::dockerfile::{Build, BuildError, parse, region};
-use mooncake_sos_tests::emulate::project_root;
+use mooncake_sos_tests::repo_root;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -144,7 +144,7 @@ fn the_regions_of_the_shipped_dockerfiles_parse_with_their_line_numbers() {
         ("docker/Dockerfile", "overlay"),
         ("docker/Dockerfile.rocm", "fill"),
     ] {
-        let text = std::fs::read_to_string(project_root().join(file)).unwrap();
+        let text = std::fs::read_to_string(repo_root().join(file)).unwrap();
         let (body, first) = region(&text, "mooncake-sos", id).unwrap();
         let instructions = parse(&body, first).unwrap();
         let keywords: Vec<&str> = instructions.iter().map(|i| i.keyword.as_str()).collect();

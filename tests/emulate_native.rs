@@ -12,8 +12,9 @@
 use mooncake_sos_codegen::diag::Source;
 use mooncake_sos_codegen::{load_str, render, sync};
 use mooncake_sos_tests::emulate::{
-    Venv, base_venv, build_overlay, project_root, round_trip, wheel, wheel_member,
+    Venv, base_venv, build_overlay, round_trip, wheel, wheel_member,
 };
+use mooncake_sos_tests::repo_root;
 use std::sync::OnceLock;
 
 const MODULE: &str = "mooncake/structured_object_store.py";
@@ -46,7 +47,7 @@ fn manifest_facts(text: &str) -> (String, usize) {
 }
 
 fn shipped_manifest() -> String {
-    std::fs::read_to_string(project_root().join("api.toml")).unwrap()
+    std::fs::read_to_string(repo_root().join("api.toml")).unwrap()
 }
 
 /// A copy of the repository's docker/ files regenerated from api.toml plus the 0.3.13
@@ -63,7 +64,7 @@ fn repo_declaring_group_ids() -> (tempfile::TempDir, String) {
         "docker/Dockerfile.rocm",
         "docker/build.py",
     ] {
-        std::fs::copy(project_root().join(file), dir.path().join(file)).unwrap();
+        std::fs::copy(repo_root().join(file), dir.path().join(file)).unwrap();
     }
     std::fs::write(dir.path().join("api.toml"), &text).unwrap();
     let api = load_str("api.toml", text.as_str()).unwrap_or_else(|d| panic!("{d}"));
@@ -92,7 +93,7 @@ fn api_module_over_the_0_3_12_core_passes_every_declared_need_and_round_trips() 
     let (path, natives) = manifest_facts(&shipped_manifest());
     let run = build_overlay(
         core_0_3_12(),
-        &project_root(),
+        &repo_root(),
         &path,
         &module_of("0.3.12.post1"),
     );
@@ -111,7 +112,7 @@ fn module_0_3_13_over_the_0_3_11_core_builds_with_the_shipped_manifest_then_fail
     let (path, natives) = manifest_facts(&shipped_manifest());
     let run = build_overlay(
         core_0_3_11(),
-        &project_root(),
+        &repo_root(),
         &path,
         &module_of("0.3.13.post1"),
     );

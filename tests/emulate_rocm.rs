@@ -5,9 +5,9 @@
 
 use mooncake_sos_codegen::model::Layer;
 use mooncake_sos_tests::emulate::{
-    Image, Venv, base_venv, file_sha256, native_files, project_root, wheel, wheel_member,
-    wheels_dir,
+    Image, Venv, base_venv, file_sha256, native_files, wheel, wheel_member, wheels_dir,
 };
+use mooncake_sos_tests::repo_root;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -17,7 +17,7 @@ const KEPT_MARK: &str = "\n# installed by the source build (emulated)\n";
 
 /// `base_image:base_tag` and the fill version of the ROCm image in api.toml.
 fn rocm_image() -> (String, String) {
-    let api = mooncake_sos_codegen::load(&project_root().join("api.toml"), "api.toml")
+    let api = mooncake_sos_codegen::load(&repo_root().join("api.toml"), "api.toml")
         .unwrap_or_else(|d| panic!("{d}"));
     let image = api
         .images
@@ -112,7 +112,7 @@ fn fill_restores_the_module_and_leaves_every_native_file_byte_identical() {
     let kept = kept_hashes(&image);
 
     let log = image
-        .build(&project_root(), "docker/Dockerfile.rocm", "fill", &[])
+        .build(&repo_root(), "docker/Dockerfile.rocm", "fill", &[])
         .unwrap_or_else(|e| panic!("the fill build failed:\n{e}"));
     let (from, fill_version) = rocm_image();
     assert_eq!(log.from, [from]);
@@ -163,7 +163,7 @@ fn fill_from_a_release_without_the_api_fails_the_check_naming_it() {
     let natives = native_files(&image.venv.site_packages());
     let err = image
         .build(
-            &project_root(),
+            &repo_root(),
             "docker/Dockerfile.rocm",
             "fill",
             &[("MOONCAKE_VERSION", "0.3.11.post1")],
@@ -192,7 +192,7 @@ fn fill_of_a_version_pip_cannot_find_fails_that_step() {
     let image = source_built(&KEPT);
     let err = image
         .build(
-            &project_root(),
+            &repo_root(),
             "docker/Dockerfile.rocm",
             "fill",
             &[("MOONCAKE_VERSION", "0.0.0")],

@@ -4,7 +4,7 @@
 //! (a stale one is reported), and no config file can hide a rule: an empty one is passed.
 
 use mooncake_sos_tests::SETUP_HINT;
-use mooncake_sos_tests::emulate::project_root;
+use mooncake_sos_tests::repo_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -127,7 +127,7 @@ fn problems(file: &Path) -> Vec<String> {
 fn shipped_dockerfiles_are_clean() {
     let all: Vec<String> = DOCKERFILES
         .iter()
-        .flat_map(|f| problems(&project_root().join(f)))
+        .flat_map(|f| problems(&repo_root().join(f)))
         .collect();
     assert!(all.is_empty(), "hadolint:\n{}", all.join("\n"));
 }

@@ -4,18 +4,12 @@
 //! [[native]] list, so the cases follow the manifest.
 
 use mooncake_sos_codegen::model::{Api, NativeCheck};
-use std::path::{Path, PathBuf};
+use mooncake_sos_tests::repo_root;
+use std::path::PathBuf;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 fn api() -> Api {
-    mooncake_sos_codegen::load(&root().join("api.toml"), "api.toml")
+    mooncake_sos_codegen::load(&repo_root().join("api.toml"), "api.toml")
         .unwrap_or_else(|d| panic!("{d}"))
 }
 
@@ -112,7 +106,7 @@ impl Tree {
         )
         .unwrap();
         std::fs::copy(
-            root().join("generated/python/mooncake_sos.py"),
+            repo_root().join("generated/python/mooncake_sos.py"),
             dir.path().join("mooncake_sos.py"),
         )
         .unwrap();
@@ -378,7 +372,7 @@ fn real_wheels() {
             .unwrap();
         assert!(unzip.success());
         std::fs::copy(
-            root().join("generated/python/mooncake_sos.py"),
+            repo_root().join("generated/python/mooncake_sos.py"),
             dir.path().join("mooncake_sos.py"),
         )
         .unwrap();
@@ -418,7 +412,7 @@ fn real_wheels() {
 /// The shim parses with Python 3.9's grammar and imports only the standard library.
 #[test]
 fn shim_is_python_3_9_and_stdlib_only() {
-    let shim = root().join("generated/python/mooncake_sos.py");
+    let shim = repo_root().join("generated/python/mooncake_sos.py");
     let program = r#"
 import ast, sys
 tree = ast.parse(open(sys.argv[1]).read(), feature_version=(3, 9))

@@ -238,8 +238,7 @@ fn sha256_requires_the_pinned_file() {
     let m = module.to_str().unwrap();
     let run = xtask(&["verify", "--module", m, "--sha256"], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    let api = std::fs::read_to_string(mooncake_sos_tests::upstream::repo_root().join("api.toml"))
-        .unwrap();
+    let api = std::fs::read_to_string(mooncake_sos_tests::repo_root().join("api.toml")).unwrap();
     let pinned = api
         .lines()
         .find_map(|l| l.strip_prefix("sha256 = \""))

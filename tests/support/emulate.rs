@@ -38,11 +38,6 @@ pub fn wheels_dir() -> PathBuf {
     env_path("MC_TEST_WHEELS")
 }
 
-/// The repository root (the build context of docker/*).
-pub fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// The local wheel of `DIST==version`.
 pub fn wheel(version: &str) -> PathBuf {
     let prefix = format!("{}-{version}-", DIST.replace('-', "_"));
@@ -135,7 +130,7 @@ impl Venv {
 pub fn base_venv(version: &str) -> Venv {
     let cache = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("target"))
+        .unwrap_or_else(|| crate::repo_root().join("target"))
         .join("mc-emulate");
     let whl = wheel(version);
     // Keyed on the wheel set, so new numpy/msgpack pins in the setup script make a new base.

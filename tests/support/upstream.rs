@@ -3,6 +3,7 @@
 //! commands that write, and a one-file HTTP server on 127.0.0.1 for `--fetch`.
 
 use crate::SETUP_HINT;
+use crate::repo_root;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -12,13 +13,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub const MODULE: &str = "mooncake.structured_object_store";
-
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
 
 /// `$MC_TEST_WHEELS`, the directory of real mooncake-transfer-engine-non-cuda wheels.
 pub fn wheels_dir() -> PathBuf {
