@@ -100,21 +100,9 @@ fn bump(args: &Args) -> Result<ExitCode, String> {
     Ok(crate::regen::write_outputs(&manifest))
 }
 
-/// Replaces `path` through a temporary file beside it: a reader sees the old or the new text.
+/// Replaces `path` the way regen writes its outputs (`sync::write_atomic`: a temporary file
+/// beside it, fsync, rename; the file's mode kept), so a reader sees the old or the new text.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("api.toml");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("{}: error: cannot write: {e}\n", path.display())
-        })
+    mooncake_sos_codegen::sync::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: error: cannot write: {e}\n", path.display()))
 }
