@@ -15,7 +15,10 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 cargo test "$@" 2>&1 | tee "$log" || status=$?
-# cargo's last line is often a crate's empty doc-test run: close with the totals instead.
+# cargo's last line is often a crate's empty doc-test run: close with the totals instead,
+# counting test binaries that died (a signal, an abort) apart from failed tests.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
-     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+     /^error: test failed/ { b++ }
+     /process didn.t exit successfully/ { sub(/^ */, ""); dead = dead "\n  " $0 }
+     END { printf "tests: %d passed, %d failed; %d test binaries failed%s\n", p, f, b, dead }' "$log"
 exit "$status"

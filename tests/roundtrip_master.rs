@@ -3,8 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use mooncake_sos::{Store, StoreConfig};
+use mooncake_sos::{MooncakeBundleTransfer, Store, StoreConfig};
 use mooncake_sos_runtime::StoreKind;
+use mooncake_sos_runtime::pyo3::Python;
 use mooncake_sos_tests::{Master, TestEnv, free_port, scenarios};
 
 /// One master and one client for all scenarios: the native client is one per process here.
@@ -23,7 +24,17 @@ fn real_master_round_trips() {
     assert_eq!(store.kind(), StoreKind::Distributed);
     scenarios::flat_dict(&module, &store);
     scenarios::dataproto(&module, &store);
-    store.close().expect("close");
+    // Dropping the Store closes the native client while the master is up, even with a
+    // transfer still holding the store object; left open, it would be torn down by the
+    // process's exit handlers. (A second test cannot do this in parallel: clients in one
+    // process share one transfer engine, and closing one breaks the other.)
+    assert_eq!(master.mounted_bytes(), config.global_segment_size);
+    let transfer =
+        Python::attach(|py| MooncakeBundleTransfer::new(py, &module, &store, &Default::default()))
+            .expect("transfer");
+    drop(store);
+    assert_eq!(master.mounted_bytes(), 0, "the segment is still mounted");
+    drop(transfer);
 }
 
 #[test]

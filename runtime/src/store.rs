@@ -2,6 +2,7 @@
 //! typed config, or the embedded store when no master is configured.
 
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
@@ -86,6 +87,8 @@ pub struct Store {
     replicate: Option<Py<PyAny>>,
     embedded: Option<Py<EmbeddedStore>>,
     liveness: Option<Liveness>,
+    /// Set by the first `close` (explicit or on drop): the native close runs once.
+    closed: AtomicBool,
 }
 
 /// Where a distributed store's master listens. The bindings probe it before each call:
@@ -125,6 +128,7 @@ impl Store {
                 replicate: None,
                 embedded: Some(store),
                 liveness: None,
+                closed: AtomicBool::new(false),
             })
         })
     }
@@ -189,6 +193,7 @@ impl Store {
                     addr: config.master_server_addr.clone(),
                     timeout,
                 }),
+                closed: AtomicBool::new(false),
             })
         })
     }
@@ -240,9 +245,11 @@ impl Store {
         })
     }
 
-    /// Closes a distributed store (a no-op for the embedded one).
+    /// Closes a distributed store: unmounts its segment and stops the native client's
+    /// threads. A no-op for the embedded store and after the first close; dropping the
+    /// `Store` closes it too, so transfers still holding its object fail from then on.
     pub fn close(&self) -> Result<()> {
-        if self.kind == StoreKind::Embedded {
+        if self.kind == StoreKind::Embedded || self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         Python::attach(|py| {
@@ -252,6 +259,18 @@ impl Store {
                 .map(|_| ())
                 .context(|| "MooncakeDistributedStore.close".into())
         })
+    }
+}
+
+impl Drop for Store {
+    /// The interpreter is never finalized, so an unclosed native client would be torn down
+    /// by the process's exit handlers, racing its own heartbeat threads and the native
+    /// library's static destructors after the master may be gone: the likely source of a
+    /// SIGSEGV one CI run saw as the failures test binary exited.
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            eprintln!("mooncake-sos: closing the store on drop: {e}");
+        }
     }
 }
 

@@ -178,13 +178,23 @@ pub fn embedded_keys(store: &Store) -> Vec<String> {
 impl Master {
     /// `master_key_count` from the master's Prometheus metrics.
     pub fn key_count(&self) -> u64 {
+        self.metric("master_key_count")
+    }
+
+    /// Bytes of client segments mounted on the master (0 once every client has closed).
+    pub fn mounted_bytes(&self) -> u64 {
+        self.metric("master_total_capacity_bytes")
+    }
+
+    /// An unlabelled gauge or counter from the master's Prometheus metrics.
+    fn metric(&self, name: &str) -> u64 {
         let text = http_get(self.metrics_port, "/metrics")
             .unwrap_or_else(|e| panic!("metrics on port {}: {e}", self.metrics_port));
         text.lines()
-            .find_map(|l| l.strip_prefix("master_key_count "))
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
             .and_then(|v| v.trim().parse::<f64>().ok())
             .map(|v| v as u64)
-            .unwrap_or_else(|| panic!("no master_key_count in the metrics:\n{text}"))
+            .unwrap_or_else(|| panic!("no {name} in the metrics:\n{text}"))
     }
 
     /// SIGKILL, no goodbye: what a crashed master looks like to its clients.
