@@ -1,6 +1,7 @@
 //! Step 2 of 3: the typed contract. Renderers see only this; it holds no spans and no paths
 //! outside the repository, so output is a pure function of it.
 
+pub mod names;
 mod validate;
 pub mod values;
 

@@ -9,15 +9,19 @@ use std::fmt;
 pub struct RelPath(String);
 
 impl RelPath {
-    /// `None` when the path is absolute, empty, has `..`, `.`, empty parts or a backslash.
+    /// `None` unless every `/`-separated part is a plain file name: `[A-Za-z0-9._-]`, not
+    /// `.` or `..`, not starting with `-`. Paths land in shell words, URLs and COPY lines, so
+    /// nothing in them may quote, expand, separate or look like an option.
     pub fn new(path: &str) -> Option<Self> {
-        let ok = !path.is_empty()
-            && !path.starts_with('/')
-            && !path.contains('\\')
-            && !path.contains(':')
-            && path
-                .split('/')
-                .all(|part| !part.is_empty() && part != "." && part != "..");
+        let ok = path.split('/').all(|part| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && !part.starts_with('-')
+                && part
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        });
         ok.then(|| Self(path.to_string()))
     }
 
@@ -172,6 +176,12 @@ mod tests {
             "./a",
             "a\\b",
             "C:x",
+            "a b",
+            "x\"; touch pwned; echo \".py",
+            "a/$(id)",
+            "-rf",
+            "a\nRUN x",
+            "é",
         ] {
             assert!(RelPath::new(bad).is_none(), "{bad}");
         }

@@ -47,6 +47,7 @@ impl Validator<'_> {
 
     pub(super) fn images(&mut self, raw: &RawManifest) -> Vec<Image> {
         let mut dockerfiles = BTreeMap::new();
+        let mut variants = BTreeMap::new();
         let mut out = Vec::new();
         for (id, img) in &raw.image {
             if !is_kebab(id) {
@@ -62,6 +63,17 @@ impl Validator<'_> {
                     image.dockerfile
                 );
                 self.error(&img.get_ref().dockerfile, msg);
+            }
+            if let (Some(b), Some(variant)) = (&image.build_py, &img.get_ref().build_py_variant) {
+                let key = (b.path.clone(), b.variant.clone());
+                if let Some(previous) = variants.insert(key, id.clone()) {
+                    let msg = format!(
+                        "image `{id}` names build_py variant {:?} of {} too, like image \
+                         `{previous}`: one variant builds one image",
+                        b.variant, b.path
+                    );
+                    self.error(variant, msg);
+                }
             }
             out.push(image);
         }

@@ -152,23 +152,72 @@ impl Validator<'_> {
     }
 }
 
+/// `owner/name` as GitHub spells them: each a plain path part (see [`RelPath`]).
 fn is_repo(s: &str) -> bool {
-    let ok = |p: &str| {
-        !p.is_empty()
-            && p.bytes()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-    };
-    matches!(s.split_once('/'), Some((owner, name)) if ok(owner) && ok(name))
+    matches!(s.split_once('/'), Some((owner, name))
+        if !name.contains('/') && RelPath::new(owner).is_some() && RelPath::new(name).is_some())
 }
 
+/// `http(s)://host[:port][/path]`, no trailing `/`: the host a DNS name or IPv4 address,
+/// the path plain parts. The URL becomes an ARG default and a word in a RUN line, so a
+/// quote, a space, `$`, `#` or a query string has no place in it.
 fn is_base_url(s: &str) -> bool {
-    let rest = s
+    let Some(rest) = s
         .strip_prefix("https://")
-        .or_else(|| s.strip_prefix("http://"));
-    rest.is_some_and(|r| {
-        !r.is_empty()
-            && !r.ends_with('/')
-            && r.bytes()
-                .all(|c| c.is_ascii_graphic() && !matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`'))
-    })
+        .or_else(|| s.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (host, port) = authority.split_once(':').unwrap_or((authority, ""));
+    let host_ok = !host.is_empty()
+        && !host.starts_with(['-', '.'])
+        && host
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-'));
+    let port_ok = !authority.contains(':')
+        || (!port.is_empty() && port.len() <= 5 && port.bytes().all(|c| c.is_ascii_digit()));
+    host_ok && port_ok && (path.is_empty() && !rest.ends_with('/') || RelPath::new(path).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        for ok in [
+            "https://raw.githubusercontent.com",
+            "http://127.0.0.1:8080",
+            "http://mirror.local:8080/github/raw",
+        ] {
+            assert!(is_base_url(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "ftp://x",
+            "https://",
+            "https://x/",
+            "https://x:/a",
+            "https://x:99999999",
+            "https://x/a b",
+            "https://x/$(id)",
+            "https://x/a\"b",
+            "https://x/a#b",
+            "https://x/a?b=c",
+            "https://x\nRUN id",
+            "https://user@x",
+            "https://x//a",
+        ] {
+            assert!(!is_base_url(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn repos() {
+        assert!(is_repo("kvcache-ai/Mooncake"));
+        for bad in ["x", "a/b/c", "../b", "a/..", "a/b c", "a/$(id)", "-a/b"] {
+            assert!(!is_repo(bad), "{bad}");
+        }
+    }
 }

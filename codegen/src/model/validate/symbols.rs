@@ -2,6 +2,7 @@
 
 use super::Validator;
 use crate::diag::Diagnostic;
+use crate::model::names;
 use crate::model::values::*;
 use crate::model::*;
 use crate::parse::{RawParam, RawSymbol, S};
@@ -19,6 +20,14 @@ impl Validator<'_> {
             );
             if seen.insert(name.clone(), ()).is_some() {
                 self.error(&s.get_ref().name, format!("duplicate symbol `{name}`"));
+            }
+            // Classes and dataclasses become Rust types; functions and aliases functions.
+            let problem = match s.get_ref().kind.get_ref().as_str() {
+                "class" | "dataclass" => names::rust_type_name_problem(&name),
+                _ => names::rust_value_name_problem(&name),
+            };
+            if let Some(problem) = problem {
+                self.error(&s.get_ref().name, problem);
             }
             if let Some(kind) = self.symbol_kind(s) {
                 out.push(Symbol { name, kind });
@@ -79,7 +88,7 @@ impl Validator<'_> {
                 fields: params(self, &r.fields, true),
             },
             "class" => {
-                let mut names = BTreeMap::new();
+                let mut seen_methods = BTreeMap::new();
                 let methods = r
                     .method
                     .iter()
@@ -90,8 +99,11 @@ impl Validator<'_> {
                             is_python_identifier,
                             "method name (a Python identifier)",
                         );
-                        if names.insert(name.clone(), ()).is_some() {
+                        if seen_methods.insert(name.clone(), ()).is_some() {
                             self.error(&m.name, format!("duplicate method `{name}`"));
+                        }
+                        if let Some(problem) = names::rust_value_name_problem(&name) {
+                            self.error(&m.name, problem);
                         }
                         Method {
                             name,
@@ -145,6 +157,9 @@ impl Validator<'_> {
             );
             if seen.insert(name.clone(), ()).is_some() {
                 self.error(&r.name, format!("duplicate parameter `{name}`"));
+            }
+            if let Some(problem) = names::rust_value_name_problem(&name) {
+                self.error(&r.name, problem);
             }
             let kind = match r.kind.as_ref().map(|k| k.get_ref().as_str()) {
                 None | Some("positional") => ParamKind::Positional,
