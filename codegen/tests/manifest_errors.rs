@@ -338,7 +338,7 @@ const CASES: &[Case] = &[
         "path = \"mooncake-wheel/mooncake/structured_object_store.py\"",
         "path = \"a\\nRUN curl x | sh\\n.py\"",
         "path = |\"a",
-        "invalid upstream path",
+        "a line break in `path`",
     ),
     case(
         "command substitution in the raw base URL",
@@ -381,6 +381,13 @@ const CASES: &[Case] = &[
         "name = \"crate\"",
         "name = |\"crate\"",
         "cannot be a Rust identifier",
+    ),
+    case(
+        "a control character",
+        "condition = \"the base",
+        "condition = \"\\u001b[2Jthe base",
+        "condition = |\"",
+        "a control character (U+001B) in `condition`",
     ),
     case(
         "two images, one build.py variant",

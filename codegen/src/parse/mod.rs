@@ -141,8 +141,65 @@ pub struct RawImage {
     pub build_py_variant: Option<S<String>>,
 }
 
-/// Parses api.toml text; a syntax or shape error comes back located.
+/// Keys whose values are prose: they may hold line breaks (renderers wrap or quote them).
+/// Every other value is one line.
+const PROSE_KEYS: &[&str] = &["condition", "reason"];
+
+/// Parses api.toml text; a syntax or shape error, or a string holding a character no
+/// generated file can carry (a control character; a line break outside prose), comes back
+/// located.
 pub fn parse(source: &Source) -> Result<RawManifest, Diagnostic> {
+    let raw = shape(source)?;
+    let table = toml::de::DeTable::parse(&source.text)
+        .map_err(|e| Diagnostic::new(source, e.span().unwrap_or(0..0), "invalid TOML"))?;
+    strings_in_table(source, table.get_ref())?;
+    Ok(raw)
+}
+
+fn strings_in_table(source: &Source, table: &toml::de::DeTable<'_>) -> Result<(), Diagnostic> {
+    for (key, value) in table {
+        strings_in_value(source, value, key.get_ref())?;
+    }
+    Ok(())
+}
+
+fn strings_in_value(
+    source: &Source,
+    value: &S<toml::de::DeValue<'_>>,
+    key: &str,
+) -> Result<(), Diagnostic> {
+    use toml::de::DeValue;
+    match value.get_ref() {
+        DeValue::String(s) => {
+            let bad = s.chars().find(|&c| {
+                (c.is_control() && c != '\t' && (c != '\n' || !PROSE_KEYS.contains(&key)))
+                    || matches!(c, '\u{2028}' | '\u{2029}')
+            });
+            if let Some(c) = bad {
+                let what = if c == '\n' {
+                    format!(
+                        "a line break in `{key}`: only {} may span lines",
+                        PROSE_KEYS.join(" and ")
+                    )
+                } else {
+                    format!("a control character (U+{:04X}) in `{key}`", u32::from(c))
+                };
+                return Err(Diagnostic::new(source, value.span(), what));
+            }
+        }
+        DeValue::Array(items) => {
+            for item in items {
+                strings_in_value(source, item, key)?;
+            }
+        }
+        DeValue::Table(t) => strings_in_table(source, t)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// serde's shape check: unknown, missing and mistyped keys.
+fn shape(source: &Source) -> Result<RawManifest, Diagnostic> {
     toml::from_str(&source.text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         // toml's message repeats the snippet on later lines: keep its first line.

@@ -10,6 +10,8 @@ use mooncake_sos_codegen::diag::Diagnostic;
 use mooncake_sos_codegen::diag::Source;
 use mooncake_sos_codegen::{load_str, region, render};
 
+pub mod structure;
+
 pub const API_TOML: &str = include_str!("../../../api.toml");
 pub const DOCKERFILE: &str = include_str!("../../../docker/Dockerfile");
 pub const DOCKERFILE_ROCM: &str = include_str!("../../../docker/Dockerfile.rocm");
@@ -281,6 +283,62 @@ pub fn fuzz_one(data: &[u8]) {
             for id in REGION_IDS {
                 check_region(&text, id);
             }
+        }
+    }
+}
+
+/// The structure of every output, in render order: `(path, shape)`. Panics when an output
+/// does not parse as what it is (Rust, Python, a Dockerfile region): a generator bug.
+pub fn output_shapes(api: &mooncake_sos_codegen::model::Api) -> Vec<(String, Vec<String>)> {
+    let outputs = render::render_all(api)
+        .unwrap_or_else(|e| panic!("a manifest that validated failed to render: {e}"));
+    outputs
+        .iter()
+        .map(|o| {
+            let path = o.path().to_string();
+            let shape = match o {
+                render::Output::File { contents, .. } if path.ends_with(".rs") => {
+                    structure::rust_shape(contents)
+                }
+                render::Output::File { contents, .. } if path.ends_with(".py") => {
+                    structure::python_shape(contents)
+                }
+                render::Output::File { contents, .. } => {
+                    Ok(contents.lines().map(String::from).collect())
+                }
+                render::Output::Region { region, body, .. } if *region == "pins" => {
+                    structure::python_shape(body)
+                }
+                render::Output::Region { body, .. } => structure::dockerfile_shape(body),
+            };
+            let shape = shape.unwrap_or_else(|e| panic!("generated {path} is broken: {e}"));
+            (path, shape)
+        })
+        .collect()
+}
+
+/// A manifest holding a hostile value, beside its `twin` (the same manifest with that value
+/// spelt safely): the hostile one is a located error, or renders outputs that all parse and,
+/// when the twin is accepted too, have the twin's structure. A quote, a newline or `$(` in
+/// a value never ends a string, a line or an instruction.
+pub fn check_value_structure(hostile: &str, twin: &str) -> Outcome {
+    match load_str("api.toml", hostile) {
+        Err(diags) => {
+            for d in &diags.0 {
+                assert_located(d, "api.toml", hostile);
+            }
+            Outcome::Rejected
+        }
+        Ok(api) => {
+            let shapes = output_shapes(&api);
+            if let Ok(twin_api) = load_str("api.toml", twin) {
+                let expected = output_shapes(&twin_api);
+                for ((path, got), (_, want)) in shapes.iter().zip(&expected) {
+                    assert_eq!(got, want, "{path}: a value changed the structure");
+                }
+                assert_eq!(shapes.len(), expected.len(), "another set of outputs");
+            }
+            Outcome::Parsed
         }
     }
 }
