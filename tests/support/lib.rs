@@ -100,15 +100,10 @@ pub fn free_port() -> u16 {
 /// Spawn from the thread that owns the child for the child's whole life.
 pub fn dies_with_this_thread(command: &mut Command) {
     use std::os::unix::process::CommandExt;
-    unsafe extern "C" {
-        fn prctl(option: i32, ...) -> i32;
-    }
-    const PR_SET_PDEATHSIG: i32 = 1;
-    const SIGKILL: std::ffi::c_ulong = 9;
     // SAFETY: between fork and exec the closure only calls prctl, which is async-signal-safe.
     unsafe {
         command.pre_exec(|| {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
             Ok(())
         });
     }

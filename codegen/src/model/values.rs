@@ -129,7 +129,15 @@ mod tests {
             assert!(is_version(ok), "{ok}");
         }
         for bad in [
-            "", "v1.2", "1..2", "1.2.", "1.2post1", "1.2.post", "1.2-3", "1.x", "1.0+local",
+            "",
+            "v1.2",
+            "1..2",
+            "1.2.",
+            "1.2post1",
+            "1.2.post",
+            "1.2-3",
+            "1.x",
+            "1.0+local",
         ] {
             assert!(!is_version(bad), "{bad}");
         }
