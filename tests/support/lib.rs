@@ -6,8 +6,9 @@ pub mod data;
 pub mod dockerfile;
 pub mod emulate;
 pub mod scenarios;
-pub mod upstream;
 pub mod workload;
+
+pub use mooncake_sos_testkit::{SETUP_HINT, repo_root};
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -15,18 +16,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mooncake_sos::{PythonEnv, StoreConfig};
-
-/// The repository root: where api.toml lives, and the build context of docker/*.
-pub fn repo_root() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
-
-/// The message every test prints when the environment is missing: nothing is skipped.
-pub const SETUP_HINT: &str = "run the README's test command (scripts/test.sh), or \
-     `eval \"$(bash scripts/setup-test-env.sh)\"` before cargo test";
 
 /// Paths from the environment the setup script exports.
 #[derive(Debug, Clone)]
