@@ -8,6 +8,7 @@ mod common;
 mod bump;
 mod checkouts;
 mod layering;
+mod manifest_lock;
 mod matrix;
 mod regen;
 mod verify;
