@@ -4,13 +4,10 @@
 use mooncake_sos_codegen::diag::Source;
 use mooncake_sos_codegen::render::{self, Output};
 use mooncake_sos_codegen::sync::{self, Status};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    mooncake_sos_testkit::repo_root()
 }
 
 #[test]

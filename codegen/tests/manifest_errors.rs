@@ -285,11 +285,11 @@ const CASES: &[Case] = &[
         "outside the repository",
     ),
     case(
-        "absolute output path",
-        "image_copy_from = \"generated/python/mooncake_sos.py\"",
-        "image_copy_from = \"/etc/passwd\"",
+        "image_copy_from, derived now",
+        "module = \"mooncake_sos\"",
+        "module = \"mooncake_sos\"\nimage_copy_from = \"/etc/passwd\"",
         "\"/etc/passwd\"",
-        "outside the repository",
+        "`image_copy_from` is derived now",
     ),
     case(
         "two images, one dockerfile",

@@ -2,12 +2,11 @@
 //! the local wheels, cached and copied per test so tests stay independent), a static file
 //! server on 127.0.0.1 for the overlay download, and file hashes.
 
-mod file_server;
-
-pub use file_server::FileServer;
+pub use mooncake_sos_testkit::{DIST, FileServer, wheel, wheel_member, wheels_dir};
 
 use crate::dockerfile::{Build, BuildError, BuildLog, region, run_logged};
 use crate::{Master, SETUP_HINT, TestEnv};
+use mooncake_sos_testkit::env_path;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -15,58 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The distribution whose wheels the tests install (`--no-deps`; numpy and msgpack beside it).
-pub const DIST: &str = "mooncake-transfer-engine-non-cuda";
 /// The region name prefix api.toml gives (`name`).
 pub const NAME: &str = "mooncake-sos";
-
-fn env_path(name: &str) -> PathBuf {
-    let path = std::env::var_os(name)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("{name} is not set: {SETUP_HINT}"));
-    assert!(
-        path.exists(),
-        "{name}={} does not exist: {SETUP_HINT}",
-        path.display()
-    );
-    path
-}
-
-/// `$MC_TEST_WHEELS`: the mooncake wheels plus numpy and msgpack, for offline installs.
-pub fn wheels_dir() -> PathBuf {
-    env_path("MC_TEST_WHEELS")
-}
-
-/// The local wheel of `DIST==version`.
-pub fn wheel(version: &str) -> PathBuf {
-    let prefix = format!("{}-{version}-", DIST.replace('-', "_"));
-    std::fs::read_dir(wheels_dir())
-        .expect("read MC_TEST_WHEELS")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-        })
-        .unwrap_or_else(|| panic!("no {prefix}*.whl in MC_TEST_WHEELS: {SETUP_HINT}"))
-}
-
-/// One file of a wheel (read with the test venv's zipfile: no zip crate for one call).
-pub fn wheel_member(wheel: &Path, member: &str) -> Vec<u8> {
-    let out = Command::new(env_path("MC_TEST_PYTHON"))
-        .args(["-c", "import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))"])
-        .arg(wheel)
-        .arg(member)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "{member} in {}: {}",
-        wheel.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 /// A venv standing in for a base image.
 #[derive(Debug, Clone)]

@@ -6,8 +6,9 @@ pub mod data;
 pub mod dockerfile;
 pub mod emulate;
 pub mod scenarios;
-pub mod upstream;
 pub mod workload;
+
+pub use mooncake_sos_testkit::{SETUP_HINT, repo_root};
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -15,18 +16,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mooncake_sos::{PythonEnv, StoreConfig};
-
-/// The repository root: where api.toml lives, and the build context of docker/*.
-pub fn repo_root() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
-
-/// The message every test prints when the environment is missing: nothing is skipped.
-pub const SETUP_HINT: &str = "run the README's test command (scripts/test.sh), or \
-     `eval \"$(bash scripts/setup-test-env.sh)\"` before cargo test";
 
 /// Paths from the environment the setup script exports.
 #[derive(Debug, Clone)]
@@ -100,15 +89,10 @@ pub fn free_port() -> u16 {
 /// Spawn from the thread that owns the child for the child's whole life.
 pub fn dies_with_this_thread(command: &mut Command) {
     use std::os::unix::process::CommandExt;
-    unsafe extern "C" {
-        fn prctl(option: i32, ...) -> i32;
-    }
-    const PR_SET_PDEATHSIG: i32 = 1;
-    const SIGKILL: std::ffi::c_ulong = 9;
     // SAFETY: between fork and exec the closure only calls prctl, which is async-signal-safe.
     unsafe {
         command.pre_exec(|| {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
             Ok(())
         });
     }

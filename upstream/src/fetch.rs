@@ -1,17 +1,12 @@
 //! `--fetch`: the module at a commit from `<raw_base_url>/<repo>/<commit>/<path>`, checked
 //! against its sha256 and cached. Offline unless asked.
-//!
-//! `http://` is a tiny HTTP/1.1 GET over std::net: one request, one response, no redirects,
-//! which is all a raw-file server or a local mirror needs; an HTTP crate would bring an async
-//! runtime or a TLS stack for that. `https://` (the real raw.githubusercontent.com) runs the
-//! system `curl` instead of linking a TLS implementation.
 
 use crate::source::{LoadError, ModuleSource, sha256_hex};
 use mooncake_sos_codegen::model::Upstream;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Where to download from and where to keep the files.
 #[derive(Clone, Debug)]
@@ -47,7 +42,7 @@ impl Fetch {
         {
             return ModuleSource::from_bytes(cached.display().to_string(), bytes);
         }
-        let bytes = get(&url).map_err(|e| LoadError::new(&url, e))?;
+        let bytes = get(&url, Limits::default()).map_err(|e| LoadError::new(&url, e))?;
         let found = sha256_hex(&bytes);
         if let Some(want) = sha256
             && found != want
@@ -73,128 +68,183 @@ fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The body of a 200 response to GET `url`.
-pub fn get(url: &str) -> Result<Vec<u8>, String> {
-    if url.starts_with("https://") {
-        return curl(url);
-    }
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or("the URL must start with http:// or https://")?;
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let path = if path.is_empty() { "/" } else { path };
-    let host_port = if authority.contains(':') {
-        authority.to_owned()
-    } else {
-        format!("{authority}:80")
-    };
-    let addr = host_port
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("no address for {authority}"))?;
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(10))
-        .map_err(|e| format!("cannot connect to {authority}: {e}"))?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .map_err(|e| e.to_string())?;
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: mooncake-sos-xtask\r\n\
-         Accept-Encoding: identity\r\nConnection: close\r\n\r\n"
-    );
-    stream
-        .write_all(request.as_bytes())
-        .map_err(|e| format!("cannot send the request: {e}"))?;
-    let mut response = Vec::new();
-    stream
-        .read_to_end(&mut response)
-        .map_err(|e| format!("cannot read the response: {e}"))?;
-    parse_response(&response)
+/// Bounds on one download: the module is a few hundred KB.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_bytes: usize,
+    pub timeout: Duration,
 }
 
-fn parse_response(response: &[u8]) -> Result<Vec<u8>, String> {
-    let split = response
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("malformed HTTP response (no end of headers)")?;
-    let head = String::from_utf8_lossy(&response[..split]);
-    let body = &response[split + 4..];
-    let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap_or_default();
-    let code = status.split(' ').nth(1).unwrap_or_default();
-    if code != "200" {
-        return Err(format!("server answered `{status}`"));
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 16 << 20,
+            timeout: Duration::from_secs(120),
+        }
     }
-    let header = |name: &str| {
-        head.split("\r\n").skip(1).find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_owned())
+}
+
+/// GET through python3's urllib: python3 is already a dependency of the tool (`verify
+/// --python`, the images), and urllib gives http and https (redirects, chunked bodies, TLS)
+/// with no HTTP or TLS crate linked in.
+const URLLIB_GET: &str = r#"
+import sys, urllib.error, urllib.request
+url, limit, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+request = urllib.request.Request(url, headers={"User-Agent": "mooncake-sos-xtask", "Accept-Encoding": "identity"})
+try:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = response.read(limit + 1)
+except urllib.error.HTTPError as e:
+    version = getattr(e.fp, "version", 11)
+    sys.stderr.write(f"server answered `HTTP/{version // 10}.{version % 10} {e.code} {e.reason}`")
+    sys.exit(3)
+except (urllib.error.URLError, OSError, ValueError) as e:
+    sys.stderr.write(f"cannot download: {getattr(e, 'reason', e)}")
+    sys.exit(3)
+if len(body) > limit:
+    sys.stderr.write(f"the response is larger than {limit} bytes")
+    sys.exit(3)
+sys.stdout.buffer.write(body)
+"#;
+
+/// The body of a 200 response to GET `url`, within `limits`.
+pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err("the URL must start with http:// or https://".into());
+    }
+    let mut child = Command::new("python3")
+        .args(["-c", URLLIB_GET, url])
+        .arg(limits.max_bytes.to_string())
+        .arg(limits.timeout.as_secs_f64().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("downloads run python3's urllib: cannot run python3: {e}"))?;
+    // Read both pipes while waiting, each bounded, so neither a full pipe nor a chatty
+    // child can stall or swell this process.
+    let bounded = |pipe: Option<Box<dyn Read + Send>>, cap: usize| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            if let Some(p) = pipe {
+                let _ = p.take(cap as u64).read_to_end(&mut out);
+            }
+            out
         })
     };
-    if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        return dechunk(body);
-    }
-    match header("content-length").map(|v| v.parse::<usize>()) {
-        Some(Ok(n)) if body.len() >= n => Ok(body[..n].to_vec()),
-        Some(Ok(n)) => Err(format!("response cut short: {} of {n} bytes", body.len())),
-        Some(Err(_)) => Err("malformed Content-Length".into()),
-        None => Ok(body.to_vec()),
-    }
-}
-
-fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let eol = body
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("malformed chunked body")?;
-        let size_text = String::from_utf8_lossy(&body[..eol]);
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| "malformed chunk size")?;
-        body = &body[eol + 2..];
-        if size == 0 {
-            return Ok(out);
+    let stdout = bounded(
+        child.stdout.take().map(|p| Box::new(p) as _),
+        limits.max_bytes + 1,
+    );
+    let stderr = bounded(child.stderr.take().map(|p| Box::new(p) as _), 64 << 10);
+    // urllib's timeout is per socket operation; this bounds the whole download.
+    let deadline = Instant::now() + limits.timeout + Duration::from_secs(5);
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "no complete response within {} s",
+                    limits.timeout.as_secs()
+                ));
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
         }
-        let chunk = body.get(..size).ok_or("chunked body cut short")?;
-        out.extend_from_slice(chunk);
-        body = body.get(size + 2..).ok_or("chunked body cut short")?;
+    };
+    let body = stdout.join().unwrap_or_default();
+    let message = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
+    if !status.success() {
+        return Err(if message.is_empty() {
+            format!("python3 failed ({status})")
+        } else {
+            message
+        });
     }
-}
-
-fn curl(url: &str) -> Result<Vec<u8>, String> {
-    let out = std::process::Command::new("curl")
-        .args(["-fsSL", "--max-time", "120", url])
-        .output()
-        .map_err(|e| format!("https needs `curl` on PATH ({e}); or use an http:// mirror"))?;
-    if !out.status.success() {
+    if body.len() > limits.max_bytes {
         return Err(format!(
-            "curl failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            "the response is larger than {} bytes",
+            limits.max_bytes
         ));
     }
-    Ok(out.stdout)
+    Ok(body)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_response;
+    use super::{Limits, get};
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::time::{Duration, Instant};
+
+    /// A one-connection server on 127.0.0.1 answering `response`, or never (`None`).
+    fn serve_once(response: Option<Vec<u8>>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/m.py", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            match response {
+                Some(r) => {
+                    let _ = (&stream).write_all(&r);
+                }
+                None => std::thread::sleep(Duration::from_secs(30)),
+            }
+        });
+        url
+    }
+
+    fn ok(body: &[u8]) -> Vec<u8> {
+        let mut r =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        r.extend_from_slice(body);
+        r
+    }
 
     #[test]
-    fn reads_length_and_chunked_bodies() {
-        let plain = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-        assert_eq!(parse_response(plain).unwrap(), b"hello");
-        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n";
-        assert_eq!(parse_response(chunked).unwrap(), b"hello");
-        let missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+    fn reads_length_and_chunked_bodies_and_names_the_status() {
+        let limits = Limits::default();
         assert_eq!(
-            parse_response(missing).unwrap_err(),
+            get(&serve_once(Some(ok(b"hello"))), limits).unwrap(),
+            b"hello"
+        );
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n";
+        assert_eq!(
+            get(&serve_once(Some(chunked.to_vec())), limits).unwrap(),
+            b"hello"
+        );
+        let missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec();
+        assert_eq!(
+            get(&serve_once(Some(missing)), limits).unwrap_err(),
             "server answered `HTTP/1.1 404 Not Found`"
         );
-        let short = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello";
-        assert!(parse_response(short).unwrap_err().contains("cut short"));
+        assert!(get("ftp://x/y", limits).unwrap_err().contains("http://"));
+    }
+
+    #[test]
+    fn a_body_over_the_size_bound_is_refused() {
+        let limits = Limits {
+            max_bytes: 1024,
+            ..Limits::default()
+        };
+        let err = get(&serve_once(Some(ok(&[b'x'; 2048]))), limits).unwrap_err();
+        assert_eq!(err, "the response is larger than 1024 bytes");
+    }
+
+    #[test]
+    fn a_server_that_never_answers_is_given_up_on_in_time() {
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            ..Limits::default()
+        };
+        let start = Instant::now();
+        let err = get(&serve_once(None), limits).unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(10), "{err}");
+        assert!(err.contains("timed out"), "{err}");
     }
 }

@@ -26,11 +26,11 @@ pub fn set_first_release(manifest: &str, package: &str, version: &str) -> Result
 fn edit(manifest: &str, table: &str, values: &[(&str, &str)]) -> Result<String, String> {
     let mut doc: DocumentMut = manifest
         .parse()
-        .map_err(|e| format!("api.toml is not valid TOML: {e}"))?;
+        .map_err(|e| format!("error: not valid TOML: {e}"))?;
     let table = doc
         .get_mut(table)
         .and_then(Item::as_table_mut)
-        .ok_or_else(|| format!("api.toml has no [{table}] table"))?;
+        .ok_or_else(|| format!("error: no [{table}] table"))?;
     for (key, text) in values {
         let mut value = Value::from(*text);
         match table.get_mut(key) {

@@ -179,8 +179,8 @@ mod tests {
     use crate::source::ModuleSource;
 
     fn statuses(module: &str) -> Vec<(String, Status)> {
-        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../api.toml");
-        let api = mooncake_sos_codegen::load(manifest.as_ref(), "api.toml").expect("api.toml");
+        let manifest = mooncake_sos_testkit::repo_root().join("api.toml");
+        let api = mooncake_sos_codegen::load(&manifest, "api.toml").expect("api.toml");
         let source = ModuleSource::from_bytes("m.py", module.as_bytes().to_vec()).unwrap();
         let report = crate::verify(&api, &source).unwrap();
         let labels = report.items.labels.clone();

@@ -3,11 +3,12 @@
 //! Two views: in-process (read + parse + extract + compare, the work itself) and whole
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
-use crate::verify::Common;
-use crate::{EXIT_ERROR, project_root};
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::{ManifestArg, repo_root};
+use mooncake_sos_codegen::model::Api;
 use mooncake_sos_upstream::source::ModuleSource;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
@@ -22,17 +23,23 @@ pub struct Args {
     #[arg(long, default_value_t = 30)]
     runs: usize,
     #[command(flatten)]
-    common: Common,
+    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    match bench(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("bench-verify: error: {message}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
+pub fn run(args: &Args) -> Result {
+    let manifest = args.manifest.load()?;
+    let script = repo_root()?.join("upstream/bench/verify_ast.py");
+    bench(args, &manifest.path, &manifest.api, &script)
+        .map_err(|message| BadInput(format!("bench-verify: error: {message}")))?;
+    Ok(Outcome::Ok)
+}
+
+/// What verify_ast.py prints.
+#[derive(serde::Deserialize)]
+struct AstReport {
+    /// Wall time of each run.
+    seconds: Vec<f64>,
+    mismatches: usize,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -44,16 +51,19 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-fn bench(args: &Args) -> Result<(), String> {
+fn bench(
+    args: &Args,
+    manifest: &Path,
+    api: &Api,
+    script: &Path,
+) -> std::result::Result<(), String> {
     let runs = args.runs.max(1);
-    let (manifest, _, api) = args.common.load()?;
-    let script = project_root().join("upstream/bench/verify_ast.py");
     let dir = std::env::temp_dir().join(format!("bench-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let symbols = dir.join("symbols.json");
     let json = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
     std::fs::write(&symbols, json).map_err(|e| e.to_string())?;
-    let result = compare(args, runs, &api, &manifest, &script, &symbols);
+    let result = compare(args, runs, api, manifest, script, &symbols);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -61,11 +71,11 @@ fn bench(args: &Args) -> Result<(), String> {
 fn compare(
     args: &Args,
     runs: usize,
-    api: &mooncake_sos_codegen::model::Api,
+    api: &Api,
     manifest: &Path,
     script: &Path,
     symbols: &Path,
-) -> Result<(), String> {
+) -> std::result::Result<(), String> {
     let module = &args.module;
     let python = |n: usize| {
         let out = Command::new(&args.python)
@@ -75,23 +85,15 @@ fn compare(
             .arg(n.to_string())
             .output()
             .map_err(|e| format!("cannot run {}: {e}", args.python.display()))?;
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        let report: AstReport = serde_json::from_slice(&out.stdout).map_err(|e| {
             format!(
                 "{} printed no report ({e}): {}",
                 script.display(),
                 String::from_utf8_lossy(&out.stderr)
             )
         })?;
-        let secs: Vec<Duration> = v["seconds"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_f64())
-                    .map(Duration::from_secs_f64)
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok::<_, String>((secs, v["mismatches"].as_u64().unwrap_or(u64::MAX)))
+        let secs = report.seconds.into_iter().map(Duration::from_secs_f64);
+        Ok::<_, String>((secs.collect::<Vec<_>>(), report.mismatches))
     };
     // In-process: the Rust check here, the Python one inside its own loop, same module.
     let rust_once = || {

@@ -1,12 +1,13 @@
 //! `cargo xtask bump --commit SHA (--module FILE | --fetch)`: moves the upstream pin, but only
 //! to a module that carries the whole declared API; then regenerates every output.
 
-use crate::verify::Common;
-use crate::{EXIT_DRIFT, EXIT_ERROR};
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::ManifestArg;
+use crate::upstream::FetchArgs;
+use mooncake_sos_codegen::model::values::is_hex;
 use mooncake_sos_upstream::pin;
 use mooncake_sos_upstream::source::ModuleSource;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["module", "fetch"])))]
@@ -21,88 +22,43 @@ pub struct Args {
     #[arg(long)]
     fetch: bool,
     #[command(flatten)]
-    common: Common,
+    manifest: ManifestArg,
+    #[command(flatten)]
+    fetch_args: FetchArgs,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    match bump(args) {
-        Ok(code) => code,
-        Err(message) => {
-            eprint!("{message}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
-}
-
-fn bump(args: &Args) -> Result<ExitCode, String> {
-    let (manifest, text, api) = args.common.load()?;
-    // Hold regen's lock from here to the rename, so no regen reads a half-bumped pin, and
-    // refuse if the manifest changed between reading and locking it.
-    let lock = std::fs::File::open(&manifest)
-        .and_then(|f| f.lock().map(|()| f))
-        .map_err(|e| {
-            format!(
-                "{}: error: cannot lock the manifest: {e}\n",
-                manifest.display()
-            )
-        })?;
-    if std::fs::read_to_string(&manifest).ok().as_deref() != Some(text.as_str()) {
-        return Err(format!(
-            "{}: error: changed while bump read it; run bump again\n",
-            manifest.display()
-        ));
-    }
+pub fn run(args: &Args) -> Result {
+    let manifest = args.manifest.load()?;
+    let api = &manifest.api;
     let commit = &args.commit;
-    if commit.len() != 40
-        || !commit
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
-        return Err(format!(
-            "error: --commit {commit:?}: expected 40 lowercase hex digits\n"
-        ));
+    if !is_hex(commit, 40) {
+        return Err(BadInput(format!(
+            "error: --commit {commit:?}: expected 40 lowercase hex digits"
+        )));
     }
     let source = match &args.module {
         Some(path) => ModuleSource::read_module(path),
-        None => args
-            .common
-            .fetcher(&api)
-            .module(&api.upstream, commit, None),
-    }
-    .map_err(|e| format!("{e}\n"))?;
-    let (lines, summary) =
-        crate::verify::check(&api, &source, false).map_err(|e| format!("{e}\n"))?;
-    for line in &lines {
-        println!("{line}");
-    }
-    println!("{summary}");
-    if !lines.is_empty() {
+        None => {
+            let fetch = args.fetch_args.fetcher(&manifest);
+            fetch.module(&api.upstream, commit, None)
+        }
+    }?;
+    let checked = crate::upstream::check(api, &source, false)?;
+    checked.print();
+    if !checked.ok() {
         println!(
             "bump: refused: {} does not carry the API api.toml declares; nothing written",
             source.display
         );
-        return Ok(ExitCode::from(EXIT_DRIFT));
+        return Ok(Outcome::Failed);
     }
-    let edited = pin::set_pin(&text, commit, &source.sha256)?;
-    let display = manifest.display().to_string();
-    // The edited manifest must still be valid before anything is written.
-    mooncake_sos_codegen::load_str(&display, &edited).map_err(|d| d.to_string())?;
-    if edited != text {
-        write_atomically(&manifest, &edited)?;
-    }
-    drop(lock);
+    manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?;
     println!(
-        "bump: {display}: upstream pin {} -> {} (sha256 {})",
+        "bump: {}: upstream pin {} -> {} (sha256 {})",
+        manifest.display,
         api.upstream.short_commit(),
         &commit[..8],
         &source.sha256[..12]
     );
-    Ok(crate::regen::write_outputs(&manifest))
-}
-
-/// Replaces `path` the way regen writes its outputs (`sync::write_atomic`: a temporary file
-/// beside it, fsync, rename; the file's mode kept), so a reader sees the old or the new text.
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    mooncake_sos_codegen::sync::write_atomic(path, text.as_bytes())
-        .map_err(|e| format!("{}: error: cannot write: {e}\n", path.display()))
+    manifest.regen()
 }

@@ -1,14 +1,19 @@
-//! `cargo xtask`: the project's command line.
+//! `cargo xtask`: the project's command line. Each command is a module that returns an
+//! [`exit::Result`]; `main` alone turns it into the exit code. Commands share only the leaf
+//! modules [`manifest`] (where api.toml is, load, edit under its lock, regen), [`upstream`]
+//! (reading and checking the upstream module) and [`exit`]; no command imports another.
 
 mod bench;
 mod bump;
+mod exit;
+mod manifest;
 mod matrix;
 mod regen;
+mod upstream;
 mod verify;
 mod verify_python;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -36,44 +41,19 @@ enum Command {
     BenchVerify(bench::Args),
 }
 
-/// Exit codes: 0 all good, 1 drift or a failed check, 2 bad input.
-pub const EXIT_DRIFT: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
-/// The repository root, where api.toml lives by default.
-pub fn project_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default()
-}
-
-/// Rust ignores SIGPIPE, so `println!` into a closed pipe (`cargo xtask matrix | head`)
-/// panics. Restore the default action, as C tools have it: the process ends quietly.
-#[cfg(unix)]
-fn default_sigpipe() {
-    unsafe extern "C" {
-        fn signal(signum: i32, handler: usize) -> usize;
-    }
-    const SIGPIPE: i32 = 13;
-    const SIG_DFL: usize = 0;
-    // SAFETY: libc's signal(2) with SIG_DFL, called before any thread is started.
-    unsafe {
-        signal(SIGPIPE, SIG_DFL);
-    }
-}
-
-#[cfg(not(unix))]
-fn default_sigpipe() {}
-
 fn main() -> ExitCode {
-    default_sigpipe();
-    let cli = Cli::parse();
-    match cli.command {
+    // Rust ignores SIGPIPE, so `println!` into a closed pipe (`cargo xtask matrix | head`)
+    // panics. Restore the default action, as C tools have it: the process ends quietly.
+    // SAFETY: signal(2) with SIG_DFL, before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let result = match Cli::parse().command {
         Command::Regen(args) => regen::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Matrix(args) => matrix::run(&args),
         Command::Bump(args) => bump::run(&args),
         Command::BenchVerify(args) => bench::run(&args),
-    }
+    };
+    exit::code(result)
 }

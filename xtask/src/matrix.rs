@@ -1,11 +1,10 @@
 //! `cargo xtask matrix WHEEL_OR_DIR... [--json] [--record]`: releases × the declared API,
 //! and the drop condition's verdict.
 
-use crate::verify::Common;
-use crate::{EXIT_DRIFT, EXIT_ERROR};
+use crate::exit::{Outcome, Result};
+use crate::manifest::ManifestArg;
 use mooncake_sos_upstream::{matrix, pin, source};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,62 +19,48 @@ pub struct Args {
     #[arg(long, conflicts_with = "json")]
     record: bool,
     #[command(flatten)]
-    common: Common,
+    manifest: ManifestArg,
 }
 
-/// Exit 0 when some release carries the whole API, 1 when none does, 2 on bad input.
-pub fn run(args: &Args) -> ExitCode {
-    match matrix(args) {
-        Ok(code) => code,
-        Err(message) => {
-            eprint!("{message}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
-}
-
-fn matrix(args: &Args) -> Result<ExitCode, String> {
-    let (manifest, text, api) = args.common.load()?;
+/// Ok when some release carries the whole API, Failed when none does.
+pub fn run(args: &Args) -> Result {
+    let manifest = args.manifest.load()?;
+    let api = &manifest.api;
     let mut wheels = Vec::new();
     for input in &args.inputs {
         if input.is_dir() {
-            wheels.extend(
-                source::wheels_in(input, api.upstream.package()).map_err(|e| format!("{e}\n"))?,
-            );
+            wheels.extend(source::wheels_in(input, api.upstream.package())?);
         } else {
             wheels.push(input.clone());
         }
     }
-    let m = matrix::build(&api, &wheels).map_err(|e| format!("{e}\n"))?;
-    print!(
-        "{}",
-        if args.json {
-            m.json() + "\n"
-        } else {
-            m.markdown()
-        }
-    );
+    let m = matrix::build(api, &wheels)?;
+    if args.json {
+        println!("{}", m.json());
+    } else {
+        print!("{}", m.markdown());
+    }
     let Some(first) = &m.first_release else {
-        return Ok(ExitCode::from(EXIT_DRIFT));
+        return Ok(Outcome::Failed);
     };
     let recorded = api.drop.first_release.as_ref();
-    let current = recorded == Some(&(first.package.clone(), first.version.clone()));
-    if args.record && !current {
-        let edited = pin::set_first_release(&text, &first.package, &first.version)?;
-        let display = manifest.display().to_string();
-        mooncake_sos_codegen::load_str(&display, &edited).map_err(|d| d.to_string())?;
-        crate::bump::write_atomically(&manifest, &edited)?;
-        eprintln!(
-            "matrix: recorded {} {} in {display} [drop]",
-            first.package, first.version
-        );
-        return Ok(crate::regen::write_outputs(&manifest));
-    } else if !current {
-        let was = recorded.map_or("nothing".to_owned(), |(p, v)| format!("{p} {v}"));
-        eprintln!(
-            "matrix: api.toml records {was}; `--record` writes {} {}",
-            first.package, first.version
-        );
+    if recorded == Some(&(first.package.clone(), first.version.clone())) {
+        return Ok(Outcome::Ok);
     }
-    Ok(ExitCode::SUCCESS)
+    if args.record {
+        manifest.edit("matrix --record", |text| {
+            pin::set_first_release(text, &first.package, &first.version)
+        })?;
+        eprintln!(
+            "matrix: recorded {} {} in {} [drop]",
+            first.package, first.version, manifest.display
+        );
+        return manifest.regen();
+    }
+    let was = recorded.map_or("nothing".to_owned(), |(p, v)| format!("{p} {v}"));
+    eprintln!(
+        "matrix: api.toml records {was}; `--record` writes {} {}",
+        first.package, first.version
+    );
+    Ok(Outcome::Ok)
 }

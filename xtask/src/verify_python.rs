@@ -2,20 +2,37 @@
 //! --json`) run in that interpreter, so it sees the installed module and native core exactly
 //! as an image would.
 
-use crate::EXIT_DRIFT;
-use crate::verify::shim_path;
-use mooncake_sos_codegen::model::Api;
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::Manifest;
+use mooncake_sos_codegen::render::shim_path;
+use serde::Deserialize;
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::Command;
+
+/// What `python -m <shim> --json` prints.
+#[derive(Deserialize)]
+struct ShimReport {
+    ok: bool,
+    misses: Vec<String>,
+    installed: Installed,
+}
+
+#[derive(Deserialize)]
+struct Installed {
+    distributions: Vec<String>,
+    module_file: Option<String>,
+    module_sha256: Option<String>,
+}
 
 /// `sha256`: the installed module must also be the pinned file.
-pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<ExitCode, String> {
-    let shim = shim_path(api, manifest);
+pub fn run(manifest: &Manifest, python: &Path, sha256: bool) -> Result {
+    let api = &manifest.api;
+    let shim = manifest.root().join(shim_path(api).as_str());
     if !shim.is_file() {
-        return Err(format!(
-            "{}: error: the shim is missing; run `cargo xtask regen`\n",
+        return Err(BadInput(format!(
+            "{}: error: the shim is missing; run `cargo xtask regen`",
             shim.display()
-        ));
+        )));
     }
     let shim_dir = shim.parent().unwrap_or(Path::new("."));
     // The shim's directory goes first; the caller's PYTHONPATH (an unpacked wheel, say) after.
@@ -29,35 +46,29 @@ pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<Ex
         .env("PYTHONPATH", path)
         .output()
         .map_err(|e| {
-            format!(
-                "{}: error: cannot run the interpreter: {e}\n",
+            BadInput(format!(
+                "{}: error: cannot run the interpreter: {e}",
                 python.display()
-            )
+            ))
         })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| {
-        format!(
+    let report: ShimReport = serde_json::from_str(&stdout).map_err(|e| {
+        BadInput(format!(
             "{}: error: `-m {} --json` printed no JSON report ({e}; exit {}):\n{}{}",
             python.display(),
             api.shim.module,
             out.status,
             stdout,
             String::from_utf8_lossy(&out.stderr)
-        )
+        ))
     })?;
-    let installed = &report["installed"];
-    let location = installed["module_file"]
-        .as_str()
-        .map_or_else(|| api.upstream.module.clone(), str::to_owned);
-    let mut misses: Vec<String> = report["misses"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    let found_sha = installed["module_sha256"].as_str().unwrap_or("nothing");
+    let installed = &report.installed;
+    let location = installed
+        .module_file
+        .clone()
+        .unwrap_or_else(|| api.upstream.module.clone());
+    let mut misses = report.misses;
+    let found_sha = installed.module_sha256.as_deref().unwrap_or("nothing");
     if sha256 && found_sha != api.upstream.sha256 {
         misses.push(format!(
             "upstream.sha256: file hash: expected {} (the pinned file at {}), found {found_sha}",
@@ -65,31 +76,15 @@ pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<Ex
             api.upstream.short_commit()
         ));
     }
-    let ok = report["ok"].as_bool();
-    if ok.is_none() {
-        return Err(format!(
-            "{}: error: the shim's report has no \"ok\": {stdout}\n",
-            python.display()
-        ));
-    }
     for miss in &misses {
         println!("{location}: {miss}");
     }
-    let dists = installed["distributions"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .filter_map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default();
-    let dists = if dists.is_empty() {
+    let dists = if installed.distributions.is_empty() {
         "no mooncake distribution".to_owned()
     } else {
-        dists
+        installed.distributions.join(", ")
     };
-    if ok == Some(true) && misses.is_empty() {
+    if report.ok && misses.is_empty() {
         println!(
             "verify --python: {} in {} ({dists}) matches api.toml ({} symbols, {} native requirements)",
             api.upstream.module,
@@ -97,7 +92,7 @@ pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<Ex
             api.symbols.len(),
             api.native.len()
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Ok);
     }
     println!(
         "verify --python: {} problem(s) with {} in {} ({dists})",
@@ -105,5 +100,5 @@ pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<Ex
         api.upstream.module,
         python.display()
     );
-    Ok(ExitCode::from(EXIT_DRIFT))
+    Ok(Outcome::Failed)
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Files, Sandbox, is_regen_temp};
+use common::{Files, RegenIn, Sandbox, is_regen_temp};
 use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};

@@ -66,10 +66,8 @@ impl Upstream {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Shim {
-    /// Python module name of the generated shim.
+    /// Python module name of the generated shim; its file is `render::shim_path`.
     pub module: String,
-    /// Where the Dockerfiles COPY it from, relative to the build context (the repo root).
-    pub image_copy_from: RelPath,
 }
 
 #[derive(Clone, Debug, Serialize)]

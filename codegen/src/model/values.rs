@@ -1,8 +1,10 @@
-//! Small value checks. Hand-written on purpose: each is a few lines, and the crates that do
-//! more (pep440 parsers, full Unicode identifier tables) would add far more than they check.
+//! Small value checks. Versions go through pep440_rs; the rest are hand-written on purpose:
+//! each is a few lines, and a crate with full Unicode identifier tables would add far more
+//! than the ASCII names here need.
 
 use serde::Serialize;
 use std::fmt;
+use std::str::FromStr;
 
 /// A repository-relative path with `/` separators that cannot leave the repository.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -60,43 +62,16 @@ pub fn is_dotted_name(s: &str) -> bool {
     s.split('.').all(is_python_identifier)
 }
 
-/// A PEP 440 release version in the forms wheels here use: `N(.N)*`, an optional
-/// `aN`/`bN`/`rcN`, `.postN`, `.devN`.
-pub fn is_version(s: &str) -> bool {
-    let (mut rest, mut ok) = (s, true);
-    // The release segment ends at the first char that is neither a digit nor a dot that
-    // starts another number ("0.3.12.post1": the release is "0.3.12").
-    let b = rest.as_bytes();
-    let mut release_end = 0;
-    while release_end < b.len()
-        && (b[release_end].is_ascii_digit()
-            || (b[release_end] == b'.' && b.get(release_end + 1).is_some_and(u8::is_ascii_digit)))
-    {
-        release_end += 1;
-    }
-    let release = &rest[..release_end];
-    ok &= !release.is_empty() && release.split('.').all(all_digits);
-    rest = &rest[release_end..];
-    for tag in ["a", "b", "rc"] {
-        if let Some(n) = rest.strip_prefix(tag) {
-            let end = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
-            ok &= end > 0;
-            rest = &n[end..];
-            break;
-        }
-    }
-    for tag in [".post", ".dev"] {
-        if let Some(n) = rest.strip_prefix(tag) {
-            let end = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
-            ok &= end > 0;
-            rest = &n[end..];
-        }
-    }
-    ok && rest.is_empty()
+/// A release version as a wheel names it: PEP 440 (parsed by pep440_rs, the one grammar the
+/// project uses), written in its normal form (`0.3.12.post1`, not `v0.3.12-1`) and without a
+/// local part (`+...`, which PyPI does not take). `None` for anything else.
+pub fn parse_version(s: &str) -> Option<pep440_rs::Version> {
+    let version = pep440_rs::Version::from_str(s).ok()?;
+    (!version.is_local() && version.to_string() == s).then_some(version)
 }
 
-fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+pub fn is_version(s: &str) -> bool {
+    parse_version(s).is_some()
 }
 
 pub fn is_hex(s: &str, len: usize) -> bool {
@@ -158,7 +133,15 @@ mod tests {
             assert!(is_version(ok), "{ok}");
         }
         for bad in [
-            "", "v1.2", "1..2", "1.2.", "1.2post1", "1.2.post", "1.2-3", "1.x",
+            "",
+            "v1.2",
+            "1..2",
+            "1.2.",
+            "1.2post1",
+            "1.2.post",
+            "1.2-3",
+            "1.x",
+            "1.0+local",
         ] {
             assert!(!is_version(bad), "{bad}");
         }

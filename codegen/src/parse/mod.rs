@@ -43,7 +43,9 @@ pub struct RawUpstream {
 #[serde(deny_unknown_fields)]
 pub struct RawShim {
     pub module: S<String>,
-    pub image_copy_from: S<String>,
+    /// No longer a key (the path is derived from `module`): kept only to say so, located.
+    #[serde(default)]
+    pub image_copy_from: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -45,7 +45,8 @@ impl DockerCommon {
             base_tag_arg: BASE_TAG_ARG,
             arg_prefix: api.name.to_shouty_snake_case(),
             shim_file: format!("{}.py", api.shim.module),
-            shim_copy_from: api.shim.image_copy_from.to_string(),
+            // Where regen writes the shim, relative to the build context (the repo root).
+            shim_copy_from: super::shim::path(api).to_string(),
             drop_comment: comment(&drop),
             import_check: import_check(api),
             shim_module: api.shim.module.clone(),

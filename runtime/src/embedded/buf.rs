@@ -12,14 +12,6 @@ use std::sync::Mutex;
 const HUGE_MIN: usize = 4 << 20;
 const HUGE_PAGE: usize = 2 << 20;
 
-#[cfg(target_os = "linux")]
-unsafe extern "C" {
-    // From the C library std already links; a hint, so its result is ignored.
-    fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-}
-#[cfg(target_os = "linux")]
-const MADV_HUGEPAGE: i32 = 14;
-
 pub struct Buf {
     ptr: NonNull<u8>,
     len: usize,
@@ -56,7 +48,8 @@ impl Buf {
         #[cfg(target_os = "linux")]
         if align == HUGE_PAGE {
             // SAFETY: ptr..ptr+size is our own fresh, page-aligned allocation.
-            unsafe { madvise(ptr.as_ptr().cast(), size, MADV_HUGEPAGE) };
+            // A hint, so its result is ignored.
+            unsafe { libc::madvise(ptr.as_ptr().cast(), size, libc::MADV_HUGEPAGE) };
         }
         // SAFETY: src is readable per the contract; dst has `size >= len` bytes and is fresh.
         unsafe { std::ptr::copy_nonoverlapping(src, ptr.as_ptr(), len) };

@@ -97,8 +97,14 @@ impl Validator<'_> {
                 is_python_identifier,
                 "shim module (a Python identifier)",
             ),
-            image_copy_from: self.path(&raw.shim.get_ref().image_copy_from, "image_copy_from"),
         };
+        if let Some(old) = &raw.shim.get_ref().image_copy_from {
+            self.error(
+                old,
+                "`image_copy_from` is derived now (the shim is written to \
+                 generated/python/<module>.py and copied from there): remove the key",
+            );
+        }
         let drop = self.drop(raw);
         let symbols = self.symbols(&raw.symbol);
         let native = raw.native.iter().map(|n| self.native(n)).collect();

@@ -1,9 +1,9 @@
 //! `cargo xtask bump`: verify first, then move exactly the two pin lines of api.toml and
 //! regenerate; `--fetch` through a local HTTP server on 127.0.0.1.
 
-use mooncake_sos_tests::upstream::{FileServer, module_of, repo_copy, snapshot, xtask};
+use crate::common::{Sandbox, xtask};
+use mooncake_sos_testkit::{FileServer, module_of};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 /// Tag v0.3.12.post1, whose module is the one in the 0.3.12.post1 wheel.
 const COMMIT: &str = "6041a609a8c3af35e778f70db344f145c2914980";
@@ -35,11 +35,11 @@ fn assert_pinned_to_0_3_12(before: &str, after: &str) {
 
 #[test]
 fn bump_moves_only_the_pin_lines_and_regenerates() {
-    let repo = repo_copy();
-    let manifest = repo.path().join("api.toml");
+    let repo = Sandbox::new();
+    let manifest = repo.manifest();
     let m = manifest.to_str().unwrap();
     let before = std::fs::read_to_string(&manifest).unwrap();
-    let module = module_of("0.3.12.post1", repo.path());
+    let module = module_of("0.3.12.post1", repo.root());
     let run = xtask(
         &[
             "bump",
@@ -60,7 +60,7 @@ fn bump_moves_only_the_pin_lines_and_regenerates() {
     assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(&manifest).unwrap());
 
     let shim =
-        std::fs::read_to_string(repo.path().join("generated/python/mooncake_sos.py")).unwrap();
+        std::fs::read_to_string(repo.root().join("generated/python/mooncake_sos.py")).unwrap();
     assert!(
         shim.contains(&format!("UPSTREAM_COMMIT = \"{COMMIT}\"")),
         "the shim was regenerated"
@@ -84,10 +84,10 @@ fn bump_moves_only_the_pin_lines_and_regenerates() {
 
 #[test]
 fn bump_refuses_a_module_without_the_api_and_writes_nothing() {
-    let repo = repo_copy();
-    let module = module_of("0.3.11.post1", repo.path());
-    let m = repo.path().join("api.toml");
-    let before = snapshot(repo.path());
+    let repo = Sandbox::new();
+    let module = module_of("0.3.11.post1", repo.root());
+    let m = repo.manifest();
+    let before = repo.snapshot();
     let run = xtask(
         &[
             "bump",
@@ -115,17 +115,17 @@ fn bump_refuses_a_module_without_the_api_and_writes_nothing() {
         "{run:?}"
     );
     assert!(
-        snapshot(repo.path()) == before,
+        repo.snapshot() == before,
         "bump wrote something although it refused"
     );
 }
 
 #[test]
 fn bump_rejects_a_malformed_commit() {
-    let repo = repo_copy();
-    let module = module_of("0.3.12.post1", repo.path());
-    let m = repo.path().join("api.toml");
-    let before = snapshot(repo.path());
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let m = repo.manifest();
+    let before = repo.snapshot();
     let run = xtask(
         &[
             "bump",
@@ -143,17 +143,17 @@ fn bump_rejects_a_malformed_commit() {
         run.stderr.contains("expected 40 lowercase hex digits"),
         "{run:?}"
     );
-    assert!(snapshot(repo.path()) == before);
+    assert!(repo.snapshot() == before);
 }
 
 #[test]
 fn fetch_downloads_checks_and_caches_the_pinned_module() {
-    let repo = repo_copy();
-    let m = repo.path().join("api.toml");
+    let repo = Sandbox::new();
+    let m = repo.manifest();
     let m = m.to_str().unwrap();
-    let cache = repo.path().join("cache");
+    let cache = repo.root().join("cache");
     let c = cache.to_str().unwrap();
-    let module = module_of("0.3.12.post1", repo.path());
+    let module = module_of("0.3.12.post1", repo.root());
     let bytes = std::fs::read(&module).unwrap();
     let server = FileServer::start(HashMap::from([(RAW_PATH.to_owned(), bytes.clone())]));
     let url = server.base_url.clone();
@@ -179,7 +179,7 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(m).unwrap());
     let cached = cache.join(COMMIT).join("structured_object_store.py");
     assert_eq!(std::fs::read(&cached).unwrap(), bytes);
-    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+    assert_eq!(server.requests().len(), 1);
 
     // verify --fetch: the cached copy has the pinned hash, so there is no second request.
     let run = xtask(
@@ -197,15 +197,15 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
         &[],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+    assert_eq!(server.requests().len(), 1);
 
     // A server handing out another file is refused on its hash, and nothing is cached.
-    let other = module_of("0.3.13.post1", repo.path());
+    let other = module_of("0.3.13.post1", repo.root());
     let liar = FileServer::start(HashMap::from([(
         RAW_PATH.to_owned(),
         std::fs::read(other).unwrap(),
     )]));
-    let fresh = repo.path().join("fresh-cache");
+    let fresh = repo.root().join("fresh-cache");
     let f = fresh.to_str().unwrap();
     let run = xtask(
         &[

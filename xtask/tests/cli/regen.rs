@@ -1,40 +1,7 @@
 //! `cargo xtask regen` end to end, on throwaway copies of the repository's own inputs.
 
-mod common;
-
-use common::{Sandbox, XTASK};
-use std::process::{Command, Output};
-
-/// `xtask regen --manifest <sandbox>/api.toml ARGS`, run to the end.
-fn run_regen(sb: &Sandbox, args: &[&str]) -> Run {
-    Run::from(sb.regen_command(args).output().unwrap())
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl From<Output> for Run {
-    fn from(o: Output) -> Self {
-        Self {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
-    }
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
+use crate::common::{RegenIn, Run, Sandbox, XTASK};
+use std::process::Command;
 
 #[test]
 fn the_repository_is_current() {
@@ -44,7 +11,7 @@ fn the_repository_is_current() {
             .output()
             .unwrap(),
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, Some(0), "{run:?}");
     assert!(run.stdout.contains("are current"), "{run:?}");
 }
 
@@ -52,8 +19,8 @@ fn the_repository_is_current() {
 fn regen_on_a_current_tree_prints_only_unchanged_and_changes_no_byte() {
     let sb = Sandbox::new();
     let before = sb.snapshot();
-    let run = run_regen(&sb, &[]);
-    assert_eq!(run.code, 0, "{run:?}");
+    let run = sb.run_regen(&[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     let (summary, files) = lines.split_last().unwrap();
     assert!(files.iter().all(|l| l.starts_with("unchanged ")), "{run:?}");
@@ -70,10 +37,10 @@ fn output_is_the_same_in_two_places_and_two_runs() {
             "base_tag = \"v0.5.16-cu130\"",
             "base_tag = \"v0.5.17-cu130\"",
         );
-        assert_eq!(run_regen(sb, &[]).code, 0);
+        assert_eq!(sb.run_regen(&[]).code, Some(0));
     }
     let first = a.snapshot();
-    assert_eq!(run_regen(&a, &[]).code, 0);
+    assert_eq!(a.run_regen(&[]).code, Some(0));
     assert_eq!(first, a.snapshot(), "a second run changed bytes");
     assert_eq!(
         a.snapshot(),
@@ -117,8 +84,8 @@ fn a_hand_edit_of_any_generated_line_fails_the_check_with_a_diff() {
     for (file, from, to) in edits {
         let sb = Sandbox::new();
         sb.edit(file, from, to);
-        let run = run_regen(&sb, &["--check"]);
-        assert_eq!(run.code, 1, "{file}: {run:?}");
+        let run = sb.run_regen(&["--check"]);
+        assert_eq!(run.code, Some(1), "{file}: {run:?}");
         assert!(
             run.stdout.contains(&format!("--- a/{file}")),
             "{file}: no diff: {run:?}"
@@ -148,21 +115,21 @@ fn a_hand_edited_region_is_refused_unless_forced() {
         "ARG MOONCAKE_SOS_SHIM_DIR=/srv",
     );
     let before = sb.snapshot();
-    let run = run_regen(&sb, &[]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = sb.run_regen(&[]);
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert!(run.stderr.contains("docker/Dockerfile:"), "{run:?}");
     assert!(run.stderr.contains("edited by hand"), "{run:?}");
     assert_eq!(before, sb.snapshot(), "a refused regen wrote something");
-    let check = run_regen(&sb, &["--check"]);
-    assert_eq!(check.code, 1, "{check:?}");
+    let check = sb.run_regen(&["--check"]);
+    assert_eq!(check.code, Some(1), "{check:?}");
     assert!(
         check.stdout.contains("hand-edited: docker/Dockerfile"),
         "{check:?}"
     );
     assert!(check.stdout.contains("--force"), "{check:?}");
-    assert_eq!(run_regen(&sb, &["--force"]).code, 0);
+    assert_eq!(sb.run_regen(&["--force"]).code, Some(0));
     assert!(!sb.read("docker/Dockerfile").contains("/srv"));
-    assert_eq!(run_regen(&sb, &["--check"]).code, 0);
+    assert_eq!(sb.run_regen(&["--check"]).code, Some(0));
 }
 
 #[test]
@@ -173,8 +140,8 @@ fn a_manifest_edit_fails_the_check_until_regen() {
         "name = \"cleanup_dataproto\"",
         "name = \"cleanup\"",
     );
-    let run = run_regen(&sb, &["--check"]);
-    assert_eq!(run.code, 1, "{run:?}");
+    let run = sb.run_regen(&["--check"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
     for file in [
         "generated/python/mooncake_sos.py",
         "generated/src/bindings.rs",
@@ -191,13 +158,13 @@ fn a_manifest_edit_fails_the_check_until_regen() {
             .any(|l| l.starts_with('+') && l.contains("'cleanup'")),
         "{run:?}"
     );
-    let regen = run_regen(&sb, &[]);
-    assert_eq!(regen.code, 0, "{regen:?}");
+    let regen = sb.run_regen(&[]);
+    assert_eq!(regen.code, Some(0), "{regen:?}");
     assert!(
         regen.stdout.contains("written   docker/Dockerfile"),
         "{regen:?}"
     );
-    assert_eq!(run_regen(&sb, &["--check"]).code, 0);
+    assert_eq!(sb.run_regen(&["--check"]).code, Some(0));
 }
 
 #[test]
@@ -213,8 +180,8 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
         ),
     );
     sb.write("generated/python/notes.txt", "hand-written, not ours\n");
-    let run = run_regen(&sb, &["--check"]);
-    assert_eq!(run.code, 1, "{run:?}");
+    let run = sb.run_regen(&["--check"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
     assert!(
         run.stdout
             .contains("missing: generated/python/mooncake_sos.py"),
@@ -230,8 +197,8 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
         !sb.path("generated/python/mooncake_sos.py").exists(),
         "--check wrote a file"
     );
-    let regen = run_regen(&sb, &[]);
-    assert_eq!(regen.code, 0, "{regen:?}");
+    let regen = sb.run_regen(&[]);
+    assert_eq!(regen.code, Some(0), "{regen:?}");
     assert!(
         regen
             .stdout
@@ -241,7 +208,7 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
     assert!(!sb.path("generated/python/old_shim.py").exists());
     assert!(sb.path("generated/python/notes.txt").exists());
     assert_eq!(sb.read("generated/src/lib.rs"), stale);
-    assert_eq!(run_regen(&sb, &["--check"]).code, 0);
+    assert_eq!(sb.run_regen(&["--check"]).code, Some(0));
 }
 
 #[test]
@@ -300,8 +267,8 @@ fn bad_target_files_are_located_errors_and_nothing_is_written() {
         }
         let before = sb.snapshot();
         for args in [&[][..], &["--check"][..]] {
-            let run = run_regen(&sb, args);
-            assert_eq!(run.code, 2, "{what} {args:?}: {run:?}");
+            let run = sb.run_regen(args);
+            assert_eq!(run.code, Some(2), "{what} {args:?}: {run:?}");
             assert!(
                 run.stderr.contains(location),
                 "{what}: want {location}: {run:?}"
@@ -338,8 +305,8 @@ fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
         "commit = \"4dbe5a4\"",
     );
     let before = sb.snapshot();
-    let run = run_regen(&sb, &[]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = sb.run_regen(&[]);
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert!(
         run.stderr.contains("api.toml:16:10: error: invalid commit"),
         "{run:?}"
@@ -352,7 +319,7 @@ fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
             .output()
             .unwrap(),
     );
-    assert_eq!(missing.code, 2, "{missing:?}");
+    assert_eq!(missing.code, Some(2), "{missing:?}");
     assert!(
         missing.stderr.contains("/nonexistent/api.toml"),
         "{missing:?}"

@@ -1,7 +1,8 @@
 //! `cargo xtask verify`: the real PyPI wheels, a real interpreter, and small synthetic
 //! modules for every kind of mismatch, each asserting the exact report line.
 
-use mooncake_sos_tests::upstream::{GOOD, line_of, module_of, verify_edited, wheel, xtask};
+use crate::common::{Run, repo_root, xtask};
+use mooncake_sos_testkit::{module_of, wheel};
 use std::path::Path;
 
 fn assert_reports(edits: &[(&str, &str)], expected: impl Fn(&str, &str) -> Vec<String>) {
@@ -238,7 +239,7 @@ fn sha256_requires_the_pinned_file() {
     let m = module.to_str().unwrap();
     let run = xtask(&["verify", "--module", m, "--sha256"], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    let api = std::fs::read_to_string(mooncake_sos_tests::repo_root().join("api.toml")).unwrap();
+    let api = std::fs::read_to_string(repo_root().join("api.toml")).unwrap();
     let pinned = api
         .lines()
         .find_map(|l| l.strip_prefix("sha256 = \""))
@@ -253,12 +254,7 @@ fn sha256_requires_the_pinned_file() {
 }
 
 fn python() -> String {
-    std::env::var("MC_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "MC_TEST_PYTHON is not set: {}",
-            mooncake_sos_tests::SETUP_HINT
-        )
-    })
+    mooncake_sos_testkit::python().display().to_string()
 }
 
 fn assert_bad_input(args: &[&str], location: &str, message: &str) {
@@ -357,4 +353,31 @@ fn python_runs_the_shim_in_a_real_interpreter() {
             "{name}: {run:?}"
         );
     }
+}
+
+/// 1-based line of the first line containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
+        + 1
+}
+
+/// A module carrying exactly the API api.toml declares; each test breaks one thing in it.
+/// Quote style and spacing differ from api.toml on purpose (`"bundle"` vs `'bundle'`).
+const GOOD: &str = include_str!("synthetic_module.py");
+
+/// Writes `GOOD` with `edits` applied (each `from` must occur) and runs verify on it.
+fn verify_edited(edits: &[(&str, &str)]) -> (String, String, Run) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = GOOD.to_owned();
+    for (from, to) in edits {
+        assert!(text.contains(from), "edit {from:?} does not apply");
+        text = text.replacen(from, to, 1);
+    }
+    let path = dir.path().join("structured_object_store.py");
+    std::fs::write(&path, &text).unwrap();
+    let file = path.display().to_string();
+    let run = xtask(&["verify", "--module", &file], &[]);
+    (file, text, run)
 }

@@ -1,4 +1,5 @@
-//! A minimal HTTP/1.1 file server on loopback: the overlay layer's download source.
+//! A minimal HTTP/1.1 file server on loopback: the download source of the overlay layer and
+//! of `--fetch`.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -19,7 +20,7 @@ pub struct FileServer {
 }
 
 impl FileServer {
-    pub fn start(files: Vec<(String, Vec<u8>)>) -> FileServer {
+    pub fn start(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = listener.local_addr().expect("local addr").port();
         let (requests, stop) = (

@@ -1,7 +1,8 @@
 //! `cargo xtask matrix`: the real wheels of three releases × the declared API, and the drop
 //! condition's verdict.
 
-use mooncake_sos_tests::upstream::{repo_copy, wheel, wheels_dir, xtask};
+use crate::common::{Sandbox, xtask};
+use mooncake_sos_testkit::{wheel, wheels_dir};
 
 const RELEASES: [&str; 3] = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"];
 
@@ -89,8 +90,8 @@ fn no_release_with_the_whole_api_exits_1() {
 
 #[test]
 fn record_writes_the_verdict_into_the_manifest_and_regenerates() {
-    let repo = repo_copy();
-    let manifest = repo.path().join("api.toml");
+    let repo = Sandbox::new();
+    let manifest = repo.manifest();
     let before = std::fs::read_to_string(&manifest).unwrap();
     let stale = before.replace(
         "first_release = \"0.3.12.post1\"",

@@ -1,0 +1,232 @@
+//! The manifest, for every command: where it is (`--manifest`, else the api.toml of the
+//! checkout this runs in, found at run time), loading it, editing it under the lock regen
+//! takes, and regen itself.
+
+use crate::exit::{BadInput, Outcome, Result};
+use mooncake_sos_codegen::diag::Source;
+use mooncake_sos_codegen::model::Api;
+use mooncake_sos_codegen::sync::{self, Status};
+use mooncake_sos_codegen::{load_str, render};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+const FILE_NAME: &str = "api.toml";
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct ManifestArg {
+    /// The manifest (default: the api.toml of the checkout); outputs are relative to its directory.
+    #[arg(long, value_name = "PATH")]
+    manifest: Option<PathBuf>,
+}
+
+impl ManifestArg {
+    pub fn path(&self) -> Result<PathBuf> {
+        match &self.manifest {
+            Some(path) => Ok(path.clone()),
+            None => Ok(repo_root()?.join(FILE_NAME)),
+        }
+    }
+
+    pub fn load(&self) -> Result<Manifest> {
+        Manifest::load(&self.path()?)
+    }
+}
+
+/// The checkout this run works on, found at run time, never baked in at build time (a
+/// target directory shared by two checkouts would run one checkout's build in the other):
+/// `cargo xtask` (cargo run) sets CARGO_MANIFEST_DIR to this checkout's xtask/, whose parent
+/// is the root; a binary run by hand walks up from the working directory to an api.toml.
+pub fn repo_root() -> Result<PathBuf> {
+    let from_cargo = std::env::var_os("CARGO_MANIFEST_DIR")
+        .and_then(|dir| Path::new(&dir).parent().map(Path::to_path_buf))
+        .filter(|root| root.join(FILE_NAME).is_file());
+    if let Some(root) = from_cargo {
+        return Ok(root);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| BadInput(format!("error: cannot read the working directory: {e}")))?;
+    cwd.ancestors()
+        .find(|dir| dir.join(FILE_NAME).is_file())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            BadInput(format!(
+                "error: no {FILE_NAME} in {} or above it; run inside a checkout or pass --manifest",
+                cwd.display()
+            ))
+        })
+}
+
+/// A manifest as read from disk, validated.
+pub struct Manifest {
+    pub path: PathBuf,
+    /// How messages name it: relative to the working directory when it is below it.
+    pub display: String,
+    pub text: String,
+    pub api: Api,
+}
+
+impl Manifest {
+    /// Reads and validates the manifest (without its lock: commands that write take it in
+    /// [`Manifest::edit`] and check there that nothing changed meanwhile).
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let display = display_name(path);
+        let text = read(path, &display)?;
+        let api = load_str(&display, &text)?;
+        Ok(Manifest {
+            path: path.to_owned(),
+            display,
+            text,
+            api,
+        })
+    }
+
+    /// The directory outputs are written relative to.
+    pub fn root(&self) -> &Path {
+        root_of(&self.path)
+    }
+
+    /// Rewrites the manifest with `edit`. Under the manifest's lock (the one regen takes) the
+    /// file is read again: if it is no longer the text this command read and decided on,
+    /// nothing is written. The edited text must validate, and is written atomically
+    /// (`sync::write_atomic`), so a reader sees the old text or the new one. Then call
+    /// [`Manifest::regen`].
+    pub fn edit(
+        &self,
+        command: &str,
+        edit: impl FnOnce(&str) -> std::result::Result<String, String>,
+    ) -> Result<()> {
+        let _lock = lock(&self.path, &self.display, true)?;
+        if read(&self.path, &self.display)? != self.text {
+            return Err(BadInput(format!(
+                "{}: error: changed while {command} ran; run {command} again",
+                self.display
+            )));
+        }
+        let edited = edit(&self.text).map_err(|e| BadInput(format!("{}: {e}", self.display)))?;
+        load_str(&self.display, &edited)?;
+        if edited != self.text {
+            sync::write_atomic(&self.path, edited.as_bytes())
+                .map_err(|e| BadInput(format!("{}: error: cannot write: {e}", self.display)))?;
+        }
+        // An editor waiting for this lock reads the new text next and refuses.
+        Ok(())
+    }
+
+    /// Regenerates every output from the manifest now on disk (regen takes the lock of the
+    /// file at the path: an edit's rename gave the path a new one).
+    pub fn regen(&self) -> Result {
+        regen(&self.path, Mode::Write { force: false })
+    }
+}
+
+/// What regen does with the rendered outputs.
+#[derive(Clone, Copy, Debug)]
+pub enum Mode {
+    /// Write what changed; `force` overwrites regions edited by hand.
+    Write { force: bool },
+    /// Write nothing; report drift.
+    Check,
+}
+
+/// `cargo xtask regen [--check] [--force]` for the manifest at `path`, under its lock: a
+/// second regen waits instead of interleaving writes; checks share the lock.
+pub fn regen(path: &Path, mode: Mode) -> Result {
+    let display = display_name(path);
+    let _lock = lock(path, &display, matches!(mode, Mode::Write { .. }))?;
+    let text = read(path, &display)?;
+    let api = load_str(&display, &text)?;
+    let outputs = render::render_all(&api).map_err(|e| format!("error: {e}"))?;
+    let source = Source::new(display.clone(), text);
+    let root = root_of(path);
+    // --check reports hand edits as drift; regen refuses them unless --force.
+    let accept_hand_edits = match mode {
+        Mode::Write { force } => force,
+        Mode::Check => true,
+    };
+    let changes = sync::plan(root, &source, &api.name, &outputs, accept_hand_edits)?;
+    if let Mode::Check = mode {
+        return Ok(report_drift(&changes, &display));
+    }
+    sync::apply(root, &changes).map_err(|e| format!("error: writing outputs: {e}"))?;
+    let written = changes
+        .iter()
+        .filter(|c| c.status != Status::Unchanged)
+        .count();
+    for c in &changes {
+        let verb = match c.status {
+            Status::Unchanged => "unchanged",
+            Status::Orphaned => "removed  ",
+            _ => "written  ",
+        };
+        println!("{verb} {}", c.path);
+    }
+    println!(
+        "regen: {written} written, {} unchanged ({display})",
+        changes.len() - written
+    );
+    Ok(Outcome::Ok)
+}
+
+fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
+    let drifted: Vec<_> = changes
+        .iter()
+        .filter(|c| c.status != Status::Unchanged)
+        .collect();
+    for c in &drifted {
+        println!("{}: {}", c.status.label(), c.path);
+        print!("{}", c.diff());
+    }
+    if drifted.is_empty() {
+        println!(
+            "regen --check: all {} outputs are current ({display})",
+            changes.len()
+        );
+        return Outcome::Ok;
+    }
+    let hint = if drifted.iter().any(|c| c.status == Status::HandEdited) {
+        "`cargo xtask regen --force` (hand edits belong in api.toml)"
+    } else {
+        "`cargo xtask regen`"
+    };
+    println!(
+        "regen --check: {} of {} outputs out of date ({display}); run {hint}",
+        drifted.len(),
+        changes.len()
+    );
+    Outcome::Failed
+}
+
+/// The manifest's lock: a flock on the manifest file itself (exclusive to write, shared to
+/// check), so anyone who locks api.toml to change it in place is kept out too.
+fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
+    let file = File::open(path)
+        .map_err(|e| BadInput(format!("{display}: error: cannot open the manifest: {e}")))?;
+    if exclusive {
+        file.lock()
+    } else {
+        file.lock_shared()
+    }
+    .map_err(|e| BadInput(format!("{display}: error: cannot lock the manifest: {e}")))?;
+    Ok(file)
+}
+
+fn read(path: &Path, display: &str) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("{display}: error: cannot read the manifest: {e}")))
+}
+
+fn root_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// How messages name the manifest: relative to the working directory when it is below it.
+fn display_name(manifest: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    manifest
+        .strip_prefix(&cwd)
+        .unwrap_or(manifest)
+        .display()
+        .to_string()
+}

@@ -1,0 +1,75 @@
+//! xtask's modules import each other without a circle, and no command reaches into another:
+//! they share only the leaf modules (`manifest`, `upstream`, `exit`).
+
+use crate::common::repo_root;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Module -> the `crate::` modules it names, read from xtask/src.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = repo_root().join("xtask/src");
+    let mut graph = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut uses = BTreeSet::new();
+        for (at, _) in text.match_indices("crate::") {
+            let rest = &text[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != module {
+                uses.insert(name);
+            }
+        }
+        graph.insert(module, uses);
+    }
+    graph
+}
+
+/// A circle through `module`, if the graph has one reachable from it.
+fn circle(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    module: &str,
+    path: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    if let Some(at) = path.iter().position(|m| m == module) {
+        let mut found = path[at..].to_vec();
+        found.push(module.to_owned());
+        return Some(found);
+    }
+    path.push(module.to_owned());
+    for next in graph.get(module).into_iter().flatten() {
+        if let Some(found) = circle(graph, next, path) {
+            return Some(found);
+        }
+    }
+    path.pop();
+    None
+}
+
+#[test]
+fn the_module_imports_have_no_circle_and_commands_share_only_leaves() {
+    let graph = imports();
+    assert!(graph.contains_key("manifest"), "{graph:?}");
+    for module in graph.keys() {
+        let found = circle(&graph, module, &mut Vec::new());
+        assert_eq!(found, None, "import circle in xtask/src");
+    }
+    let leaves = ["manifest", "upstream", "exit"];
+    for (module, uses) in &graph {
+        for used in uses {
+            let allowed =
+                leaves.contains(&used.as_str()) || (module == "verify" && used == "verify_python");
+            assert!(allowed, "xtask/src/{module}.rs uses crate::{used}");
+        }
+    }
+    for leaf in leaves {
+        let uses = &graph[leaf];
+        assert!(
+            uses.iter().all(|u| leaves.contains(&u.as_str())),
+            "{leaf} is a leaf, yet uses {uses:?}"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! The `xtask` command line end to end: the real binary on the real wheels, on throwaway
+//! copies of the repository. One test binary for all commands (one link instead of five);
+//! crash_safety.rs stays apart, its timing-driven kills undisturbed by these tests.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bump;
+mod checkouts;
+mod layering;
+mod manifest_lock;
+mod matrix;
+mod regen;
+mod verify;
