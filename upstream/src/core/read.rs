@@ -58,11 +58,15 @@ impl Reader {
         wheel: &Path,
         native_module: &str,
     ) -> Result<(CoreSurface, Origin), LoadError> {
-        let core = inspect(wheel, native_module)?;
-        let cached = self.cache_path(&core, native_module);
-        if let Some(surface) = cached.as_deref().and_then(|p| load_cached(p, &core)) {
+        let display = wheel.display().to_string();
+        let bytes = std::fs::read(wheel)
+            .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?;
+        let sha256 = sha256_hex(&bytes);
+        let cached = self.cache_path(&sha256, native_module);
+        if let Some(surface) = cached.as_deref().and_then(|p| load_cached(p, &sha256)) {
             return Ok((surface, Origin::Cache));
         }
+        let core = inspect(&display, bytes, sha256, native_module)?;
         let surface = self.introspect(wheel, &core)?;
         if let Some(path) = cached {
             // A cache that cannot be written costs the next run time, not this one's result.
@@ -72,10 +76,10 @@ impl Reader {
     }
 
     /// Keyed by the wheel and by what reads it (the script and the module asked for).
-    fn cache_path(&self, core: &WheelCore, native_module: &str) -> Option<PathBuf> {
+    fn cache_path(&self, wheel_sha256: &str, native_module: &str) -> Option<PathBuf> {
         let reader = sha256_hex(format!("{FORMAT}\0{native_module}\0{INTROSPECT_PY}").as_bytes());
         let dir = self.cache_dir.as_ref()?;
-        Some(dir.join(format!("{}-{}.json", core.sha256, &reader[..16])))
+        Some(dir.join(format!("{wheel_sha256}-{}.json", &reader[..16])))
     }
 
     fn introspect(&self, wheel: &Path, core: &WheelCore) -> Result<CoreSurface, LoadError> {
@@ -221,10 +225,10 @@ impl Default for Reader {
     }
 }
 
-fn load_cached(path: &Path, core: &WheelCore) -> Option<CoreSurface> {
+fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {
     let text = std::fs::read_to_string(path).ok()?;
     let surface: CoreSurface = serde_json::from_str(&text).ok()?;
-    (surface.format == FORMAT && surface.wheel.sha256 == core.sha256).then_some(surface)
+    (surface.format == FORMAT && surface.wheel.sha256 == wheel_sha256).then_some(surface)
 }
 
 /// The import error, naming the shared library the loader could not find when that is why.

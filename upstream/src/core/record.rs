@@ -84,7 +84,8 @@ pub struct ImageCore {
     pub image: String,
     pub package: String,
     pub version: String,
-    pub record: Result<CoreSurface, LoadError>,
+    /// `None` when `cores/` has no record of it; an error when the record is malformed.
+    pub record: Option<Result<CoreSurface, LoadError>>,
 }
 
 /// The recorded core of every overlay image. Fill images build their core from source in the
@@ -98,7 +99,7 @@ pub fn image_cores(root: &Path, api: &Api) -> Vec<ImageCore> {
                 base_version,
             } => {
                 let path = path(root, base_package, base_version);
-                let record = if path.exists() {
+                let record = path.exists().then(|| {
                     load(&path).and_then(|s| {
                         if (s.wheel.package.as_str(), s.wheel.version.as_str())
                             == (base_package.as_str(), base_version.as_str())
@@ -111,16 +112,7 @@ pub fn image_cores(root: &Path, api: &Api) -> Vec<ImageCore> {
                             ))
                         }
                     })
-                } else {
-                    Err(LoadError::new(
-                        path.display().to_string(),
-                        format!(
-                            "no record of image `{}`'s core: run `cargo xtask core --record` on the \
-                             {base_package}=={base_version} wheel",
-                            image.id
-                        ),
-                    ))
-                };
+                });
                 Some(ImageCore {
                     image: image.id.clone(),
                     package: base_package.clone(),

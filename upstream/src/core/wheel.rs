@@ -3,7 +3,6 @@
 
 use crate::source::{LoadError, sha256_hex};
 use std::io::{Cursor, Read};
-use std::path::Path;
 
 /// A wheel and the native core inside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,12 +21,15 @@ pub struct WheelCore {
     pub file_sha256: String,
 }
 
-/// Reads `path` and finds the extension module serving `native_module` (`mooncake.store`).
-pub fn inspect(path: &Path, native_module: &str) -> Result<WheelCore, LoadError> {
-    let display = path.display().to_string();
-    let err = |m: String| LoadError::new(&display, m);
-    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read the wheel: {e}")))?;
-    let sha256 = sha256_hex(&bytes);
+/// Finds the extension module serving `native_module` (`mooncake.store`) in a wheel's bytes
+/// (`sha256` is theirs; `display` names the wheel in errors).
+pub fn inspect(
+    display: &str,
+    bytes: Vec<u8>,
+    sha256: String,
+    native_module: &str,
+) -> Result<WheelCore, LoadError> {
+    let err = |m: String| LoadError::new(display, m);
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| err(format!("not a wheel (zip archive): {e}")))?;
     let names: Vec<String> = archive
@@ -64,7 +66,7 @@ pub fn inspect(path: &Path, native_module: &str) -> Result<WheelCore, LoadError>
         .and_then(|mut f| f.read_to_end(&mut core).map_err(Into::into))
         .map_err(|e| err(format!("cannot unpack {file}: {e}")))?;
     Ok(WheelCore {
-        display,
+        display: display.to_owned(),
         package,
         version,
         sha256,
