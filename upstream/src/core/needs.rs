@@ -4,10 +4,11 @@
 
 use super::model::{Access, Class, CoreSurface, Instance, Member};
 use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One use of the native core.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Requirement {
     /// Dotted path inside the core: `ReplicateConfig`, `MooncakeDistributedStore.put_from`,
     /// `ReplicateConfig.group_ids`, `bind_to_numa_node`.
@@ -19,22 +20,28 @@ pub struct Requirement {
     pub origin: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
 pub enum Usage {
     /// A call of a method or function; with `overload`, one docstring overload must have
     /// exactly these parameters after `self` (whitespace aside).
-    Call { overload: Option<String> },
+    Call {
+        #[serde(default)]
+        overload: Option<String>,
+    },
     /// Reading an attribute, on an instance or on the class / module itself.
     Read { on: On },
     /// Assigning an attribute.
     Write { on: On },
     /// Making an instance: with no arguments (`overload` None), or through an `__init__`
     /// overload with exactly these parameters.
-    Construct { overload: Option<String> },
+    Construct {
+        #[serde(default)]
+        overload: Option<String>,
+    },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum On {
     Instance,
