@@ -86,6 +86,37 @@ pub fn cache_dir() -> PathBuf {
         .join("mooncake-sos/cores")
 }
 
+/// Core columns for `matrix --core`: wheels, directories of wheels, or records (`*.json`).
+pub fn columns(
+    inputs: &[PathBuf],
+    reading: &Reading,
+    api: &Api,
+) -> Result<Vec<(CoreSurface, String)>, String> {
+    let reader = reading.reader()?;
+    let mut wheels = Vec::new();
+    let mut columns = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            wheels.extend(
+                mooncake_sos_upstream::source::wheels_in(input, api.upstream.package())
+                    .map_err(|e| format!("{e}\n"))?,
+            );
+        } else if input.extension().is_some_and(|x| x == "json") {
+            let surface = record::load(input).map_err(|e| format!("{e}\n"))?;
+            columns.push((surface, input.display().to_string()));
+        } else {
+            wheels.push(input.clone());
+        }
+    }
+    for wheel in wheels {
+        let surface = reader
+            .read(&wheel, &api.upstream.native_module)
+            .map_err(|e| format!("{e}\n"))?;
+        columns.push((surface, wheel.display().to_string()));
+    }
+    Ok(columns)
+}
+
 pub fn run(args: &Args) -> ExitCode {
     match core(args) {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 
 use crate::verify::Common;
 use crate::{EXIT_DRIFT, EXIT_ERROR};
+use mooncake_sos_upstream::core::table;
 use mooncake_sos_upstream::{matrix, pin, source};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +20,16 @@ pub struct Args {
     /// regen (which prints its own lines, hence not with --json).
     #[arg(long, conflicts_with = "json")]
     record: bool,
+    /// Also show modules x native cores, with a column per core: a wheel, a directory of
+    /// wheels, or a record (cores/*.json). Repeatable.
+    #[arg(long = "core", value_name = "WHEEL_DIR_OR_RECORD")]
+    cores: Vec<PathBuf>,
+    /// Another module row for modules x cores: its uses of the core, as JSON
+    /// (`{"label", "needs": [{"object", "usage", "required", "origin"}]}`). Repeatable.
+    #[arg(long = "needs", value_name = "FILE", requires = "cores")]
+    needs: Vec<PathBuf>,
+    #[command(flatten)]
+    reading: crate::core::Reading,
     #[command(flatten)]
     common: Common,
 }
@@ -47,14 +58,32 @@ fn matrix(args: &Args) -> Result<ExitCode, String> {
         }
     }
     let m = matrix::build(&api, &wheels).map_err(|e| format!("{e}\n"))?;
-    print!(
-        "{}",
-        if args.json {
-            m.json() + "\n"
-        } else {
-            m.markdown()
+    let cores = if args.cores.is_empty() {
+        None
+    } else {
+        let mut rows = vec![table::ModuleNeeds::from_manifest(&api)];
+        for path in &args.needs {
+            rows.push(table::ModuleNeeds::load(path).map_err(|e| format!("{e}\n"))?);
         }
-    );
+        let columns = crate::core::columns(&args.cores, &args.reading, &api)?;
+        Some(table::build(&rows, &columns))
+    };
+    if args.json {
+        let mut json = serde_json::to_value(&m).map_err(|e| format!("error: {e}\n"))?;
+        if let (Some(cores), Some(object)) = (&cores, json.as_object_mut()) {
+            let cores = serde_json::to_value(cores).map_err(|e| format!("error: {e}\n"))?;
+            object.insert("module_x_core".into(), cores);
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    } else {
+        print!("{}", m.markdown());
+        if let Some(cores) = &cores {
+            print!("\n{}", cores.markdown());
+        }
+    }
     let Some(first) = &m.first_release else {
         return Ok(ExitCode::from(EXIT_DRIFT));
     };
