@@ -2,6 +2,7 @@
 //! `mooncake_master` on free loopback ports (stopped on drop), and the round-trip scenarios
 //! the embedded-store and real-master tests both run.
 
+pub mod cores;
 pub mod data;
 pub mod dockerfile;
 pub mod emulate;
