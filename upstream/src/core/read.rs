@@ -3,7 +3,7 @@
 //! the result is cached by the wheel's sha256.
 
 use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, WheelInfo};
-use super::run::{Finished, bounded, tail};
+use super::run::{Finished, StepError, bounded, tail};
 use super::wheel::{WheelCore, inspect};
 use crate::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
@@ -95,7 +95,7 @@ impl Reader {
 
         let mut make = Command::new(&self.python);
         make.args(["-m", "venv", "--without-pip"]).arg(&venv);
-        self.step(make, work.path(), "venv", deadline, core)?;
+        self.step(make, work.path(), "making the venv", deadline, core)?;
 
         // The host's pip installs into the venv: a venv without pip is made in a fraction of
         // the time. Offline, no dependencies, no user configuration.
@@ -117,7 +117,7 @@ impl Reader {
                 "--no-compile",
             ])
             .arg(&wheel);
-        self.step(install, work.path(), "install", deadline, core)?;
+        self.step(install, work.path(), "installing the wheel", deadline, core)?;
 
         let script = work.path().join("introspect.py");
         std::fs::write(&script, INTROSPECT_PY)
@@ -128,7 +128,8 @@ impl Reader {
             .arg(&core.module)
             .current_dir(work.path())
             .env("LD_LIBRARY_PATH", self.library_path());
-        let done = bounded(run, work.path(), "import", deadline).map_err(|e| self.late(core, e))?;
+        let done = bounded(run, work.path(), "import", deadline)
+            .map_err(|e| self.step_error(core, "importing the core", e))?;
         if done.status.code() == Some(IMPORT_FAILED) {
             return Err(fail(import_error(core, &done.stderr)));
         }
@@ -182,32 +183,35 @@ impl Reader {
         deadline: Instant,
         core: &WheelCore,
     ) -> Result<Finished, LoadError> {
-        let done = bounded(command, dir, step, deadline).map_err(|e| self.late(core, e))?;
+        let done = bounded(command, dir, &step.replace(' ', "-"), deadline)
+            .map_err(|e| self.step_error(core, step, e))?;
         if !done.status.success() {
-            let what = match step {
-                "venv" => format!("`{} -m venv` failed", self.python.display()),
-                _ => format!(
-                    "installing the wheel into a venv of {} failed",
-                    self.python.display()
-                ),
+            let said = match tail(&done.stderr, 6) {
+                t if t.is_empty() => "(nothing on stderr)".to_owned(),
+                t => t,
             };
             return Err(LoadError::new(
                 &core.display,
-                format!("{what} ({}):\n{}", done.status, tail(&done.stderr, 6)),
+                format!(
+                    "{step} with {} failed ({}):\n{said}",
+                    self.python.display(),
+                    done.status
+                ),
             ));
         }
         Ok(done)
     }
 
-    fn late(&self, core: &WheelCore, reason: String) -> LoadError {
-        LoadError::new(
-            &core.display,
-            format!(
-                "reading the native core {} took over {} s: {reason}",
+    fn step_error(&self, core: &WheelCore, step: &str, error: StepError) -> LoadError {
+        let message = match error {
+            StepError::TimedOut => format!(
+                "reading the native core {} took over {} s (killed while {step})",
                 core.file,
                 self.timeout.as_secs_f64()
             ),
-        )
+            StepError::Failed(why) => format!("reading the native core {}: {why}", core.file),
+        };
+        LoadError::new(&core.display, message)
     }
 
     fn library_path(&self) -> OsString {

@@ -13,17 +13,27 @@ pub struct Finished {
     pub stderr: String,
 }
 
+/// Why a step has no result.
+pub enum StepError {
+    /// Killed at the deadline.
+    TimedOut,
+    /// Could not be started or waited for.
+    Failed(String),
+}
+
 /// Runs `command` until it exits or `deadline` passes; output goes through files in `dir`
-/// (pipes would need a reader thread each to never block the child).
+/// named after `tag` (pipes would need a reader thread each to never block the child).
 pub fn bounded(
     mut command: Command,
     dir: &Path,
-    step: &str,
+    tag: &str,
     deadline: Instant,
-) -> Result<Finished, String> {
-    let out_path = dir.join(format!("{step}.out"));
-    let err_path = dir.join(format!("{step}.err"));
-    let file = |p: &Path| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+) -> Result<Finished, StepError> {
+    let out_path = dir.join(format!("{tag}.out"));
+    let err_path = dir.join(format!("{tag}.err"));
+    let file = |p: &Path| {
+        std::fs::File::create(p).map_err(|e| StepError::Failed(format!("{}: {e}", p.display())))
+    };
     command
         .stdin(Stdio::null())
         .stdout(file(&out_path)?)
@@ -31,17 +41,17 @@ pub fn bounded(
         .process_group(0);
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
+        .map_err(|e| StepError::Failed(format!("cannot run {:?}: {e}", command.get_program())))?;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if Instant::now() >= deadline => {
                 kill_group(child.id());
                 let _ = child.wait();
-                return Err(format!("{step} did not finish in time (killed)"));
+                return Err(StepError::TimedOut);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("{step}: {e}")),
+            Err(e) => return Err(StepError::Failed(e.to_string())),
         }
     };
     let read =
