@@ -303,6 +303,10 @@ fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
             None => Err(Why::NotCallable),
         },
         (Usage::Call { .. }, _) => Err(Why::NotCallable),
+        // What only an instance has is not on the class.
+        (Usage::Read { on: On::Class }, Target::Member { member: None, .. }) => Err(Why::Absent {
+            missing: need.object.clone(),
+        }),
         // Python lets a class or module attribute be read if it is there (resolved above),
         // and assigned whether or not it is.
         (Usage::Read { on: On::Class } | Usage::Write { on: On::Class }, _) => Ok(()),
@@ -361,3 +365,7 @@ fn write_on_instance(class: &Class, name: &str, member: Option<&Member>) -> Resu
         }),
     }
 }
+
+#[cfg(test)]
+#[path = "needs_tests.rs"]
+mod tests;
