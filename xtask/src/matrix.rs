@@ -69,15 +69,7 @@ fn matrix(args: &Args) -> Result<ExitCode, String> {
         Some(table::build(&rows, &columns))
     };
     if args.json {
-        let mut json = serde_json::to_value(&m).map_err(|e| format!("error: {e}\n"))?;
-        if let (Some(cores), Some(object)) = (&cores, json.as_object_mut()) {
-            let cores = serde_json::to_value(cores).map_err(|e| format!("error: {e}\n"))?;
-            object.insert("module_x_core".into(), cores);
-        }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
+        println!("{}", table::json_with_releases(&m, cores.as_ref()));
     } else {
         print!("{}", m.markdown());
         if let Some(cores) = &cores {

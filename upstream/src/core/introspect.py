@@ -174,6 +174,10 @@ def describe_class(cls):
 
 def main():
     name = sys.argv[1]
+    # Only the surface goes to stdout: whatever the core itself prints (at import, in a
+    # constructor, in a forked child) is sent to stderr instead.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     try:
         module = importlib.import_module(name)
     except BaseException as exc:  # a missing system library raises ImportError from dlopen
@@ -193,8 +197,11 @@ def main():
         else:
             surface["values"][attr] = {"type": type(obj).__name__}
     surface["file"] = getattr(module, "__file__", None)
-    json.dump(surface, sys.stdout, indent=1, sort_keys=True)
-    sys.stdout.write("\n")
+    json.dump(surface, out, indent=1, sort_keys=True)
+    out.write("\n")
+    out.flush()
+    # The surface is out; the core's exit handlers (a crash at exit) cannot change it.
+    os._exit(0)
 
 
 if __name__ == "__main__":

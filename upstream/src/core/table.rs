@@ -130,6 +130,23 @@ impl CoreMatrix {
     }
 }
 
+/// `matrix --json`: the releases matrix's fields in their order, then `module_x_core` when
+/// cores were given.
+pub fn json_with_releases(releases: &crate::matrix::Matrix, cores: Option<&CoreMatrix>) -> String {
+    #[derive(Serialize)]
+    struct Json<'a> {
+        #[serde(flatten)]
+        releases: &'a crate::matrix::Matrix,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        module_x_core: Option<&'a CoreMatrix>,
+    }
+    serde_json::to_string_pretty(&Json {
+        releases,
+        module_x_core: cores,
+    })
+    .unwrap_or_default()
+}
+
 /// `✓`, or `✗ `first missing`: why` with how many more the module would hit after it.
 fn cell(verdict: &Verdict) -> String {
     let probed = match verdict.optional_missing.len() {
