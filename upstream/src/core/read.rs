@@ -147,8 +147,15 @@ impl Reader {
                 tail(&done.stdout, 5)
             ))
         })?;
+        // Under the venv, as given or with symlinks resolved (a TMPDIR that is a link).
+        let roots = [
+            work.path().to_path_buf(),
+            work.path()
+                .canonicalize()
+                .unwrap_or_else(|_| work.path().to_path_buf()),
+        ];
         let from_wheel = found.file.as_deref().is_some_and(|f| {
-            f.starts_with(&*work.path().to_string_lossy()) && f.ends_with(&core.file)
+            roots.iter().any(|r| Path::new(f).starts_with(r)) && f.ends_with(&core.file)
         });
         if !from_wheel || found.module != core.module {
             return Err(fail(format!(
