@@ -16,6 +16,12 @@ MATRIX_VERSIONS=(0.3.11.post1 0.3.12.post1 0.3.13.post1)
 # Wheels the layer-emulation tests build their stand-in base venvs from, offline: the mooncake
 # wheels above are installed --no-deps, so these are the module's own imports.
 BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
+# Native cores the core-surface tests read, kept apart from $WHEELS (the matrix reads that
+# directory whole): the CUDA image's core (cuda13 0.3.11.post1) and the next release of it,
+# with the CUDA 13 runtime they link; a driver stub built from them stands in for the GPU.
+CORES="$ENV_DIR/cores"
+CORE_WHEELS=(mooncake-transfer-engine-cuda13==0.3.11.post1 mooncake-transfer-engine-cuda13==0.3.12.post1)
+CUDA13_RUNTIME=nvidia-cuda-runtime==13.5.37
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -69,9 +75,48 @@ download_wheels() {
     done
 }
 
+# The cuda13 cores, libcudart.so.13 (installed apart, never into the shared venv) and the
+# libcuda.so.1 stub; each step is skipped once its output exists.
+prepare_cuda13_cores() {
+    mkdir -p "$CORES/wheels"
+    local req stores=()
+    for req in "${CORE_WHEELS[@]}" "$CUDA13_RUNTIME"; do
+        local dist="${req%%==*}"
+        if ! compgen -G "$CORES/wheels/${dist//-/_}-${req##*==}-*.whl" >/dev/null; then
+            log "downloading $req"
+            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$CORES/wheels" "$req" >&2
+        fi
+    done
+    if [[ ! -e "$CORES/cuda13-runtime/nvidia/cu13/lib/libcudart.so.13" ]]; then
+        log "installing $CUDA13_RUNTIME into $CORES/cuda13-runtime"
+        rm -rf "$CORES/cuda13-runtime" "$CORES/cuda13-runtime.tmp"
+        "$VENV/bin/pip" install -q --no-deps --no-index --find-links "$CORES/wheels" \
+            --target "$CORES/cuda13-runtime.tmp" "$CUDA13_RUNTIME" >&2
+        mv "$CORES/cuda13-runtime.tmp" "$CORES/cuda13-runtime"
+    fi
+    # Rebuilt when the list of cores changes: it must define what every one of them imports.
+    if [[ "$(cat "$CORES/driver-stub/.built-from" 2>/dev/null)" != "${CORE_WHEELS[*]}" ]]; then
+        local tmp
+        tmp="$(mktemp -d)"
+        for req in "${CORE_WHEELS[@]}"; do
+            local whl
+            whl="$(compgen -G "$CORES/wheels/mooncake_transfer_engine_cuda13-${req##*==}-*.whl" | head -n1)"
+            mkdir -p "$tmp/${req##*==}"
+            "$VENV/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("mooncake/store.so", sys.argv[2])' \
+                "$whl" "$tmp/${req##*==}"
+            stores+=("$tmp/${req##*==}/mooncake/store.so")
+        done
+        log "building the libcuda.so.1 stub in $CORES/driver-stub"
+        bash "$ROOT/scripts/cuda-driver-stub.sh" "$CORES/driver-stub" "${stores[@]}"
+        echo "${CORE_WHEELS[*]}" >"$CORES/driver-stub/.built-from"
+        rm -rf "$tmp"
+    fi
+}
+
 install_debian_libs
 make_venv
 download_wheels
+prepare_cuda13_cores
 
 SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 cat <<EOF
@@ -80,5 +125,7 @@ export MC_TEST_PYTHON="$VENV/bin/python"
 export MC_TEST_WHEELS="$WHEELS"
 export MC_TEST_MASTER="$SITE/mooncake/mooncake_master"
 export MC_TEST_HADOLINT="$VENV/bin/hadolint"
+export MC_TEST_CORE_WHEELS="$CORES/wheels"
+export MC_TEST_CUDA13_LIBS="$CORES/cuda13-runtime/nvidia/cu13/lib:$CORES/driver-stub"
 export LD_LIBRARY_PATH="$SITE/nvidia/cuda_runtime/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 EOF

@@ -6,6 +6,7 @@
 //! that across releases, [`pin`] edits api.toml's pin, [`fetch`] downloads the pinned file.
 
 pub mod check;
+pub mod core;
 pub mod default_expr;
 pub mod extract;
 pub mod fetch;

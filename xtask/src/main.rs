@@ -5,6 +5,7 @@
 
 mod bench;
 mod bump;
+mod core;
 mod exit;
 mod manifest;
 mod matrix;
@@ -34,6 +35,8 @@ enum Command {
     Verify(verify::Args),
     /// Releases x declared API, and the first release carrying all of it.
     Matrix(matrix::Args),
+    /// Read wheels' native cores; record image cores in cores/ and check them.
+    Core(core::Args),
     /// Move the upstream pin to a commit whose module carries the API, then regen.
     Bump(bump::Args),
     /// Time `verify --module` against the same extraction in Python's `ast` (run by hand).
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(&args),
         Command::Matrix(args) => matrix::run(&args),
         Command::Bump(args) => bump::run(&args),
+        Command::Core(args) => core::run(&args),
         Command::BenchVerify(args) => bench::run(&args),
     };
     exit::code(result)

@@ -3,6 +3,7 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::ManifestArg;
+use mooncake_sos_upstream::core::table;
 use mooncake_sos_upstream::{matrix, pin, source};
 use std::path::PathBuf;
 
@@ -18,6 +19,16 @@ pub struct Args {
     /// regen (which prints its own lines, hence not with --json).
     #[arg(long, conflicts_with = "json")]
     record: bool,
+    /// Also show modules x native cores, with a column per core: a wheel, a directory of
+    /// wheels, or a record (cores/*.json). Repeatable.
+    #[arg(long = "core", value_name = "WHEEL_DIR_OR_RECORD")]
+    cores: Vec<PathBuf>,
+    /// Another module row for modules x cores: its uses of the core, as JSON
+    /// (`{"label", "needs": [{"object", "usage", "required", "origin"}]}`). Repeatable.
+    #[arg(long = "needs", value_name = "FILE", requires = "cores")]
+    needs: Vec<PathBuf>,
+    #[command(flatten)]
+    reading: crate::upstream::Reading,
     #[command(flatten)]
     manifest: ManifestArg,
 }
@@ -35,10 +46,23 @@ pub fn run(args: &Args) -> Result {
         }
     }
     let m = matrix::build(api, &wheels)?;
+    let cores = if args.cores.is_empty() {
+        None
+    } else {
+        let mut rows = vec![table::ModuleNeeds::from_manifest(api)];
+        for path in &args.needs {
+            rows.push(table::ModuleNeeds::load(path)?);
+        }
+        let columns = crate::upstream::columns(&args.cores, &args.reading, api)?;
+        Some(table::build(&rows, &columns))
+    };
     if args.json {
-        println!("{}", m.json());
+        println!("{}", table::json_with_releases(&m, cores.as_ref()));
     } else {
         print!("{}", m.markdown());
+        if let Some(cores) = &cores {
+            print!("\n{}", cores.markdown());
+        }
     }
     let Some(first) = &m.first_release else {
         return Ok(Outcome::Failed);

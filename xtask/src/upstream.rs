@@ -1,11 +1,16 @@
 //! The upstream module, as verify and bump both read and check it: from a file, a wheel or
 //! a download, parsed and compared with the manifest statically.
 
-use crate::manifest::Manifest;
+use crate::exit::BadInput;
+use crate::manifest::{Manifest, repo_root};
 use mooncake_sos_codegen::model::Api;
+use mooncake_sos_upstream::core::CoreSurface;
+use mooncake_sos_upstream::core::read::Reader;
+use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::fetch::Fetch;
 use mooncake_sos_upstream::source::{LoadError, ModuleSource};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Where `--fetch` downloads from and keeps the files.
 #[derive(clap::Args, Clone, Debug)]
@@ -77,4 +82,86 @@ pub fn check(api: &Api, source: &ModuleSource, sha256: bool) -> Result<Checked, 
         )
     };
     Ok(Checked { lines, summary })
+}
+
+/// How cores are read; `matrix` takes the same options.
+#[derive(clap::Args, Clone)]
+pub struct Reading {
+    /// Directories the core's shared libraries are loaded from (before LD_LIBRARY_PATH): a
+    /// CUDA runtime, a driver stub. Repeatable; a value may list several, `:`-separated.
+    #[arg(long = "lib-dir", value_name = "DIR")]
+    pub lib_dirs: Vec<PathBuf>,
+    /// The interpreter that makes the throwaway venv (the wheel must be built for it).
+    #[arg(long = "core-python", value_name = "PYTHON", default_value = "python3")]
+    pub python: PathBuf,
+    /// Seconds reading one core may take (venv, install, import).
+    #[arg(long = "core-timeout", value_name = "SECS", default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Read every core afresh (the cache is target/mooncake-sos/cores/).
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl Reading {
+    pub fn reader(&self) -> crate::exit::Result<Reader> {
+        if !(self.timeout.is_finite() && self.timeout > 0.0) {
+            return Err(BadInput(format!(
+                "error: --core-timeout must be a positive number of seconds, not {}",
+                self.timeout
+            )));
+        }
+        let cache_dir = if self.no_cache {
+            None
+        } else {
+            Some(cache_dir()?)
+        };
+        Ok(Reader {
+            python: self.python.clone(),
+            cache_dir,
+            lib_dirs: self
+                .lib_dirs
+                .iter()
+                .flat_map(std::env::split_paths)
+                .collect(),
+            timeout: Duration::from_secs_f64(self.timeout),
+        })
+    }
+}
+
+/// `$CARGO_TARGET_DIR/mooncake-sos/cores`, else `target/mooncake-sos/cores` in the repository.
+pub fn cache_dir() -> crate::exit::Result<PathBuf> {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => repo_root()?.join("target"),
+    };
+    Ok(target.join("mooncake-sos/cores"))
+}
+
+/// Core columns for `matrix --core`: wheels, directories of wheels, or records (`*.json`).
+pub fn columns(
+    inputs: &[PathBuf],
+    reading: &Reading,
+    api: &Api,
+) -> crate::exit::Result<Vec<(CoreSurface, String)>> {
+    let reader = reading.reader()?;
+    let mut wheels = Vec::new();
+    let mut columns = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            wheels.extend(mooncake_sos_upstream::source::wheels_in(
+                input,
+                api.upstream.package(),
+            )?);
+        } else if input.extension().is_some_and(|x| x == "json") {
+            let surface = record::load(input)?;
+            columns.push((surface, input.display().to_string()));
+        } else {
+            wheels.push(input.clone());
+        }
+    }
+    for wheel in wheels {
+        let surface = reader.read(&wheel, &api.upstream.native_module)?;
+        columns.push((surface, wheel.display().to_string()));
+    }
+    Ok(columns)
 }

@@ -7,6 +7,8 @@ mod common;
 
 mod bump;
 mod checkouts;
+mod core_bad_input;
+mod core_surface;
 mod layering;
 mod manifest_lock;
 mod matrix;

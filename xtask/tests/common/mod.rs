@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
+pub mod cores;
+
 pub use mooncake_sos_testkit::{Files, Sandbox, repo_root};
 use std::process::{Command, Output};
 

@@ -1,0 +1,144 @@
+//! The modules × cores table's verdicts, proven by running the pairing for real: the
+//! 0.3.13.post1 module overlaid on an installed wheel, a put through MooncakeBundleTransfer
+//! against that wheel's own mooncake_master (client and master from one release).
+//!
+//! The table, from the cores' read surfaces and the module's uses (api.toml's [[native]] plus
+//! the hand-written `ReplicateConfig.group_ids` write), predicts: the 0.3.11.post1 core lacks
+//! `ReplicateConfig.group_ids`; the 0.3.12.post1 core serves the module. The runs agree.
+
+use mooncake_sos_codegen::load_str;
+use mooncake_sos_tests::dockerfile::run_logged;
+use mooncake_sos_tests::emulate::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_tests::{Master, SETUP_HINT, TestEnv, repo_root};
+use mooncake_sos_upstream::core::needs::{On, Requirement, Usage, Verdict, Why, from_manifest};
+use mooncake_sos_upstream::core::table::{ModuleNeeds, build};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+const MODULE: &str = "mooncake/structured_object_store.py";
+const PUT_SCRIPT: &str = include_str!("support/core_pairing.py");
+
+/// The 0.3.13.post1 module's write of `ReplicateConfig.group_ids` (upstream #3133).
+fn group_ids_write() -> Requirement {
+    Requirement {
+        object: "ReplicateConfig.group_ids".into(),
+        usage: Usage::Write { on: On::Instance },
+        required: true,
+        origin: "structured_object_store.py 0.3.13.post1 (hand-written, upstream #3133)".into(),
+    }
+}
+
+/// A reader sharing `cargo xtask core`'s cache (`target/mooncake-sos/cores`).
+fn reader() -> mooncake_sos_upstream::core::Reader {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
+    mooncake_sos_upstream::core::Reader {
+        cache_dir: Some(target.join("mooncake-sos/cores")),
+        ..mooncake_sos_upstream::core::Reader::new()
+    }
+}
+
+/// The table's cell for the 0.3.13.post1 module over the core of `core_version`.
+fn predicted(core_version: &str) -> Verdict {
+    let text = std::fs::read_to_string(repo_root().join("api.toml")).unwrap();
+    let api = load_str("api.toml", text.as_str()).unwrap_or_else(|d| panic!("{d}"));
+    let mut needs = from_manifest(&api.native);
+    needs.push(group_ids_write());
+    let row = ModuleNeeds {
+        label: "0.3.13.post1 module".into(),
+        needs,
+    };
+    let whl = wheel(core_version);
+    let core = reader()
+        .read(&whl, &api.upstream.native_module)
+        .unwrap_or_else(|e| panic!("{e} ({SETUP_HINT})"));
+    let table = build(&[row], &[(core, whl.display().to_string())]);
+    table.cells[0][0].clone()
+}
+
+/// A throwaway venv with the `core_version` wheel (and numpy, msgpack) installed offline,
+/// the 0.3.13.post1 module file overlaid on it; then one put against its own master.
+fn put_with_module_0_3_13_over(core_version: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let python = PathBuf::from(std::env::var_os("MC_TEST_PYTHON").expect(SETUP_HINT));
+    let mut make = Command::new(&python);
+    make.args(["-m", "venv", "--without-pip"]).arg(&venv);
+    let (st, log) = run_logged(make, Duration::from_secs(60)).unwrap();
+    assert!(st.is_some_and(|s| s.success()), "venv: {log}");
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "--python"])
+        .arg(venv.join("bin/python"))
+        .args(["install", "-q", "--no-deps", "--no-index", "--find-links"])
+        .arg(wheels_dir())
+        .arg(wheel(core_version))
+        .args(["numpy", "msgpack"]);
+    let (st, log) = run_logged(pip, Duration::from_secs(300)).unwrap();
+    assert!(st.is_some_and(|s| s.success()), "pip: {log}");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .find_map(|e| Some(e.ok()?.path().join("site-packages")))
+        .unwrap();
+    let module = wheel_member(&wheel("0.3.13.post1"), MODULE);
+    std::fs::write(site.join(MODULE), module).unwrap();
+
+    let env = TestEnv {
+        venv: venv.clone(),
+        python: venv.join("bin/python"),
+        master: site.join("mooncake/mooncake_master"),
+    };
+    let master = Master::start(&env);
+    let mut put = Command::new(&env.python);
+    put.args(["-c", PUT_SCRIPT])
+        .current_dir(dir.path())
+        .env("MC_PAIR_MASTER", format!("127.0.0.1:{}", master.rpc_port))
+        .env("MC_TCP_BIND_ADDRESS", "127.0.0.1");
+    let (st, log) = run_logged(put, Duration::from_secs(120)).unwrap();
+    drop(master);
+    (st.and_then(|s| s.code()), log)
+}
+
+#[test]
+fn module_0_3_13_over_the_0_3_11_core_fails_at_the_first_put_on_group_ids_as_the_table_says() {
+    let verdict = predicted("0.3.11.post1");
+    assert!(!verdict.compatible, "{verdict:?}");
+    let first = verdict.first_missing().unwrap();
+    assert_eq!(first.requirement.object, "ReplicateConfig.group_ids");
+    assert_eq!(
+        first.why,
+        Why::Absent {
+            missing: "ReplicateConfig.group_ids".into()
+        }
+    );
+    // The manifest's own needs are all served: group_ids is the one difference.
+    assert_eq!(verdict.missing.len(), 1, "{verdict:?}");
+
+    let (code, log) = put_with_module_0_3_13_over("0.3.11.post1");
+    assert_eq!(code, Some(3), "the put did not fail as predicted:\n{log}");
+    assert!(log.contains("setup rc=0"), "{log}");
+    assert!(log.contains("in put"), "not the put that failed:\n{log}");
+    // A write on an instance, the use the table named.
+    assert!(log.contains(".group_ids = "), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("put failed: AttributeError:")
+                && l.contains(
+                    "'mooncake.store.ReplicateConfig' object has no attribute 'group_ids'"
+                )),
+        "{log}"
+    );
+}
+
+#[test]
+fn module_0_3_13_over_the_0_3_12_core_puts_as_the_table_says() {
+    let verdict = predicted("0.3.12.post1");
+    assert!(verdict.compatible, "{verdict:?}");
+    let (code, log) = put_with_module_0_3_13_over("0.3.12.post1");
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("setup rc=0") && log.contains("put ok"),
+        "{log}"
+    );
+}

@@ -1,0 +1,154 @@
+//! A native core's surface as data: what `introspect.py` prints, plus where it came from.
+//! Maps are ordered, so the JSON of a surface is byte-identical wherever it is written.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped when the shape of [`CoreSurface`] changes; a record of another format is refused.
+pub const FORMAT: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreSurface {
+    pub format: u32,
+    pub wheel: WheelInfo,
+    pub core: CoreInfo,
+    /// Every class of the native module, by name.
+    pub classes: BTreeMap<String, Class>,
+    /// Module-level functions.
+    pub functions: BTreeMap<String, Function>,
+    /// Every other module attribute (enum values exported to the module, constants).
+    pub values: BTreeMap<String, Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WheelInfo {
+    /// The distribution as its METADATA names it, normalised (`mooncake-transfer-engine-cuda13`).
+    pub package: String,
+    pub version: String,
+    /// sha256 of the wheel file.
+    pub sha256: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreInfo {
+    /// The module imported: `mooncake.store`, or `mooncake._store` once `mooncake.store` is a
+    /// package choosing a backend (0.3.14 on).
+    pub module: String,
+    /// The extension module inside the wheel, e.g. `mooncake/store.so`.
+    pub file: String,
+    /// sha256 of that file: two wheels with the same core have the same one.
+    pub sha256: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    /// Base classes other than `object` and pybind11's common base.
+    pub bases: Vec<String>,
+    /// The class's own and inherited members (Python's and pybind11's plumbing left out).
+    pub members: BTreeMap<String, Member>,
+    /// What an instance made with no arguments showed, or why none could be made.
+    pub instance: Instance,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Member {
+    /// A method: the parameter lists after `self` of its pybind11 docstring overloads.
+    Method {
+        overloads: Vec<String>,
+    },
+    Staticmethod {
+        overloads: Vec<String>,
+    },
+    Classmethod {
+        overloads: Vec<String>,
+    },
+    /// A descriptor; `readonly` when it has no setter.
+    Property {
+        readonly: bool,
+    },
+    /// A class attribute (an enum value, a constant), with its type's name.
+    Value {
+        r#type: String,
+    },
+    /// A nested class.
+    Class,
+}
+
+impl Member {
+    pub fn overloads(&self) -> Option<&[String]> {
+        match self {
+            Member::Method { overloads }
+            | Member::Staticmethod { overloads }
+            | Member::Classmethod { overloads } => Some(overloads),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Instance {
+    Made {
+        /// The class's data members (properties, values) and the attributes only the
+        /// instance has: whether reading works, and whether writing back the value read does.
+        members: BTreeMap<String, Access>,
+        /// Whether the instance takes an attribute its class does not define.
+        new_attributes: bool,
+    },
+    /// The constructor's error (`TypeError: ... No constructor defined!`), or a crash.
+    Failed { error: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Access {
+    pub read: bool,
+    pub write: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Function {
+    pub overloads: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Value {
+    /// The value's type name; `class` for another name bound to a class.
+    pub r#type: String,
+    /// For a class alias: the class's qualified name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
+}
+
+impl CoreSurface {
+    /// Pretty JSON with a closing newline: the form cached and committed.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// `package version`, how tables and messages name the core.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.wheel.package, self.wheel.version)
+    }
+}
+
+/// What `introspect.py` prints: the surface without the wheel's facts, which Rust knows.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Introspected {
+    pub module: String,
+    /// Where the module was imported from (checked to be the venv's copy, then dropped).
+    pub file: Option<String>,
+    pub classes: BTreeMap<String, Class>,
+    pub functions: BTreeMap<String, Function>,
+    pub values: BTreeMap<String, Value>,
+}

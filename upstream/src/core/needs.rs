@@ -1,0 +1,371 @@
+//! What a module needs of a native core, and whether a core serves it: a list of uses
+//! (object path, kind, required or probed) checked against a [`CoreSurface`] into a verdict
+//! naming the first use the core cannot serve and why.
+
+use super::model::{Access, Class, CoreSurface, Instance, Member};
+use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
+use serde::{Deserialize, Serialize};
+
+/// One use of the native core.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    /// Dotted path inside the core: `ReplicateConfig`, `MooncakeDistributedStore.put_from`,
+    /// `ReplicateConfig.group_ids`, `bind_to_numa_node`.
+    pub object: String,
+    pub usage: Usage,
+    /// `false` for a use the module probes first (`getattr(store, "put_from", None)`).
+    pub required: bool,
+    /// Where the use comes from, for messages: `module.py:1234`, `api.toml [[native]] 3`.
+    pub origin: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
+pub enum Usage {
+    /// A call of a method or function; with `overload`, one docstring overload must have
+    /// exactly these parameters after `self` (whitespace aside).
+    Call {
+        #[serde(default)]
+        overload: Option<String>,
+    },
+    /// Reading an attribute, on an instance or on the class / module itself.
+    Read { on: On },
+    /// Assigning an attribute.
+    Write { on: On },
+    /// Making an instance: with no arguments (`overload` None), or through an `__init__`
+    /// overload with exactly these parameters.
+    Construct {
+        #[serde(default)]
+        overload: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum On {
+    Instance,
+    Class,
+}
+
+/// Why a core does not serve a use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "why")]
+pub enum Why {
+    /// Nothing of that name (`missing` is the first part of the path that is absent).
+    Absent { missing: String },
+    /// Callable, but no overload has those parameters.
+    OverloadDiffers { found: Vec<String> },
+    /// There, but not something that can be called.
+    NotCallable,
+    /// There, but assigning it fails.
+    ReadOnly,
+    /// There, but reading it on an instance fails.
+    Unreadable,
+    /// No instance can be made with no arguments.
+    NotConstructible { error: String },
+    /// The surface cannot tell (a write to a non-property of a class with no instance).
+    Unverified { reason: String },
+}
+
+impl Why {
+    /// A few words for tables and messages.
+    pub fn short(&self) -> String {
+        match self {
+            Why::Absent { missing } => format!("`{missing}` absent"),
+            Why::OverloadDiffers { found } => {
+                format!("overload differs; found ({})", found.join(") | ("))
+            }
+            Why::NotCallable => "not callable".into(),
+            Why::ReadOnly => "read-only".into(),
+            Why::Unreadable => "unreadable on an instance".into(),
+            Why::NotConstructible { error } => format!("cannot be made: {error}"),
+            Why::Unverified { reason } => format!("unverified: {reason}"),
+        }
+    }
+}
+
+/// One use a core does not serve.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Miss {
+    pub requirement: Requirement,
+    #[serde(flatten)]
+    pub why: Why,
+}
+
+impl Miss {
+    /// Why, in a few words: `absent`, `` `Foo` absent`` (the path breaks off earlier), ...
+    pub fn reason(&self) -> String {
+        match &self.why {
+            Why::Absent { missing } if *missing == self.requirement.object => "absent".into(),
+            why => why.short(),
+        }
+    }
+
+    /// `ReplicateConfig.group_ids (write on instance): absent [origin]`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} ({}): {} [{}]",
+            self.requirement.object,
+            self.requirement.usage.label(),
+            self.reason(),
+            self.requirement.origin
+        )
+    }
+}
+
+impl Usage {
+    pub fn label(&self) -> String {
+        let on = |on: &On| match on {
+            On::Instance => "on instance",
+            On::Class => "on class",
+        };
+        match self {
+            Usage::Call { overload: None } => "call".into(),
+            Usage::Call { overload: Some(o) } => format!("call ({o})"),
+            Usage::Read { on: o } => format!("read {}", on(o)),
+            Usage::Write { on: o } => format!("write {}", on(o)),
+            Usage::Construct { overload: None } => "construct with no arguments".into(),
+            Usage::Construct { overload: Some(o) } => format!("construct ({o})"),
+        }
+    }
+}
+
+/// Whether a core serves a module: every required use it cannot serve (in the order given,
+/// so the first is the first the module would hit), and the probed ones it lacks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub compatible: bool,
+    pub missing: Vec<Miss>,
+    pub optional_missing: Vec<Miss>,
+}
+
+impl Verdict {
+    pub fn first_missing(&self) -> Option<&Miss> {
+        self.missing.first()
+    }
+}
+
+/// Checks every use in `needs` against `core`.
+pub fn serve(core: &CoreSurface, needs: &[Requirement]) -> Verdict {
+    let (mut missing, mut optional_missing) = (Vec::new(), Vec::new());
+    for need in needs {
+        if let Err(why) = serves(core, need) {
+            let miss = Miss {
+                requirement: need.clone(),
+                why,
+            };
+            if need.required {
+                missing.push(miss);
+            } else {
+                optional_missing.push(miss);
+            }
+        }
+    }
+    Verdict {
+        compatible: missing.is_empty(),
+        missing,
+        optional_missing,
+    }
+}
+
+/// The uses api.toml's `[[native]]` entries declare (all required).
+pub fn from_manifest(native: &[NativeRequirement]) -> Vec<Requirement> {
+    native
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let (object, usage) = match &n.check {
+                NativeCheck::Overload(o) => (
+                    n.object.clone(),
+                    Usage::Call {
+                        overload: Some(o.clone()),
+                    },
+                ),
+                NativeCheck::Attribute { name, instance } => (
+                    format!("{}.{name}", n.object),
+                    Usage::Read {
+                        on: if *instance { On::Instance } else { On::Class },
+                    },
+                ),
+            };
+            Requirement {
+                object,
+                usage,
+                required: true,
+                origin: format!("api.toml [[native]] #{}", i + 1),
+            }
+        })
+        .collect()
+}
+
+/// What a path names in the core.
+enum Target<'a> {
+    Class(&'a Class),
+    /// A member of a class: its class-level entry, `None` when only an instance has it.
+    Member {
+        class: &'a Class,
+        name: &'a str,
+        member: Option<&'a Member>,
+    },
+    Function(&'a [String]),
+    Value,
+}
+
+fn resolve<'a>(core: &'a CoreSurface, path: &'a str) -> Result<Target<'a>, Why> {
+    let absent = |upto: &str| Why::Absent {
+        missing: upto.to_owned(),
+    };
+    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
+    if let Some(class) = core.classes.get(head) {
+        if rest.is_empty() {
+            return Ok(Target::Class(class));
+        }
+        // Members of nested classes are not read: a deeper path is absent below the member.
+        let (name, deeper) = rest.split_once('.').unwrap_or((rest, ""));
+        let member = class.members.get(name);
+        if member.is_none() && instance_access(class, name).is_none() {
+            return Err(absent(&path[..head.len() + 1 + name.len()]));
+        }
+        if !deeper.is_empty() {
+            return Err(absent(path));
+        }
+        return Ok(Target::Member {
+            class,
+            name,
+            member,
+        });
+    }
+    if !rest.is_empty() {
+        return Err(absent(head));
+    }
+    if let Some(f) = core.functions.get(head) {
+        return Ok(Target::Function(&f.overloads));
+    }
+    if core.values.contains_key(head) {
+        return Ok(Target::Value);
+    }
+    Err(absent(head))
+}
+
+fn instance_access(class: &Class, name: &str) -> Option<Access> {
+    match &class.instance {
+        Instance::Made { members, .. } => members.get(name).copied(),
+        Instance::Failed { .. } => None,
+    }
+}
+
+fn same(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
+}
+
+fn has_overload(found: &[String], wanted: &Option<String>) -> Result<(), Why> {
+    match wanted {
+        Some(w) if !found.iter().any(|f| same(f, w)) => Err(Why::OverloadDiffers {
+            found: found.to_vec(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
+    // An instance that takes new attributes serves any write, even of a name it lacks.
+    if let (Usage::Write { on: On::Instance }, Some((head, _))) =
+        (&need.usage, need.object.split_once('.'))
+        && let Some(Class {
+            instance:
+                Instance::Made {
+                    new_attributes: true,
+                    ..
+                },
+            ..
+        }) = core.classes.get(head)
+    {
+        return Ok(());
+    }
+    let target = resolve(core, &need.object)?;
+    match (&need.usage, target) {
+        // Calling a class makes an instance.
+        (Usage::Call { overload } | Usage::Construct { overload }, Target::Class(class)) => {
+            construct(class, overload)
+        }
+        (Usage::Construct { .. }, _) => Err(Why::NotCallable),
+        (Usage::Call { overload }, Target::Function(found)) => has_overload(found, overload),
+        (
+            Usage::Call { overload },
+            Target::Member {
+                member: Some(member),
+                ..
+            },
+        ) => match member.overloads() {
+            Some(found) => has_overload(found, overload),
+            None if matches!(member, Member::Class) => Ok(()),
+            None => Err(Why::NotCallable),
+        },
+        (Usage::Call { .. }, _) => Err(Why::NotCallable),
+        // What only an instance has is not on the class.
+        (Usage::Read { on: On::Class }, Target::Member { member: None, .. }) => Err(Why::Absent {
+            missing: need.object.clone(),
+        }),
+        // Python lets a class or module attribute be read if it is there (resolved above),
+        // and assigned whether or not it is.
+        (Usage::Read { on: On::Class } | Usage::Write { on: On::Class }, _) => Ok(()),
+        (Usage::Read { on: On::Instance }, Target::Member { class, name, .. }) => {
+            match instance_access(class, name) {
+                Some(access) if !access.read => Err(Why::Unreadable),
+                _ => Ok(()),
+            }
+        }
+        (
+            Usage::Write { on: On::Instance },
+            Target::Member {
+                class,
+                name,
+                member,
+            },
+        ) => write_on_instance(class, name, member),
+        // A module-level name: no instance to speak of.
+        (Usage::Read { on: On::Instance } | Usage::Write { on: On::Instance }, _) => Ok(()),
+    }
+}
+
+fn construct(class: &Class, overload: &Option<String>) -> Result<(), Why> {
+    match overload {
+        None => match &class.instance {
+            Instance::Made { .. } => Ok(()),
+            Instance::Failed { error } => Err(Why::NotConstructible {
+                error: error.clone(),
+            }),
+        },
+        Some(_) => {
+            let found = class
+                .members
+                .get("__init__")
+                .and_then(Member::overloads)
+                .unwrap_or_default();
+            has_overload(found, overload)
+        }
+    }
+}
+
+/// Measured on the instance when one could be made; else judged from the class, which can
+/// say so only for a property (its setter).
+fn write_on_instance(class: &Class, name: &str, member: Option<&Member>) -> Result<(), Why> {
+    match (&class.instance, instance_access(class, name), member) {
+        (_, Some(access), _) if access.write => Ok(()),
+        (_, Some(_), _) => Err(Why::ReadOnly),
+        // A method or nested class: only an instance taking new attributes could shadow it.
+        (Instance::Made { .. }, None, _) => Err(Why::ReadOnly),
+        (Instance::Failed { .. }, None, Some(Member::Property { readonly: false })) => Ok(()),
+        (Instance::Failed { .. }, None, Some(Member::Property { readonly: true })) => {
+            Err(Why::ReadOnly)
+        }
+        (Instance::Failed { error }, None, _) => Err(Why::Unverified {
+            reason: format!("no instance could be made to try it: {error}"),
+        }),
+    }
+}
+
+#[cfg(test)]
+#[path = "needs_tests.rs"]
+mod tests;

@@ -1,0 +1,293 @@
+//! Reads a wheel's native core: a throwaway venv, the wheel installed into it offline, then
+//! `introspect.py` imports the core and prints its surface. All of it under one deadline;
+//! the result is cached by the wheel's sha256.
+
+use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, WheelInfo};
+use super::run::{Finished, StepError, bounded, tail};
+use super::wheel::{WheelCore, inspect};
+use crate::source::{LoadError, sha256_hex};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The introspection script, part of this crate.
+pub const INTROSPECT_PY: &str = include_str!("introspect.py");
+
+/// Exit status of `introspect.py` when the module cannot be imported.
+const IMPORT_FAILED: i32 = 3;
+
+/// How cores are read.
+#[derive(Clone, Debug)]
+pub struct Reader {
+    /// The interpreter that makes the venv; the wheel must be built for its version.
+    pub python: PathBuf,
+    /// Surfaces are kept here as `<wheel sha256>-<key>.json`; `None` reads every time.
+    pub cache_dir: Option<PathBuf>,
+    /// Put before `LD_LIBRARY_PATH` for the import (a CUDA runtime, a driver stub).
+    pub lib_dirs: Vec<PathBuf>,
+    /// Bound on making the venv, installing and importing, together.
+    pub timeout: Duration,
+}
+
+/// Whether a surface came from the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Cache,
+    Read,
+}
+
+impl Reader {
+    /// `python3`, no cache, 120 s.
+    pub fn new() -> Reader {
+        Reader {
+            python: PathBuf::from("python3"),
+            cache_dir: None,
+            lib_dirs: Vec::new(),
+            timeout: Duration::from_secs(120),
+        }
+    }
+
+    /// The surface of the core serving `native_module` (e.g. `mooncake.store`) in `wheel`.
+    pub fn read(&self, wheel: &Path, native_module: &str) -> Result<CoreSurface, LoadError> {
+        self.read_traced(wheel, native_module).map(|(s, _)| s)
+    }
+
+    pub fn read_traced(
+        &self,
+        wheel: &Path,
+        native_module: &str,
+    ) -> Result<(CoreSurface, Origin), LoadError> {
+        let display = wheel.display().to_string();
+        let bytes = std::fs::read(wheel)
+            .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?;
+        let sha256 = sha256_hex(&bytes);
+        let cached = self.cache_path(&sha256, native_module);
+        if let Some(surface) = cached.as_deref().and_then(|p| load_cached(p, &sha256)) {
+            return Ok((surface, Origin::Cache));
+        }
+        let core = inspect(&display, bytes, sha256, native_module)?;
+        let surface = self.introspect(wheel, &core)?;
+        if let Some(path) = cached {
+            // A cache that cannot be written costs the next run time, not this one's result.
+            let _ = mooncake_sos_codegen::sync::write_atomic(&path, surface.to_json().as_bytes());
+        }
+        Ok((surface, Origin::Read))
+    }
+
+    /// Keyed by the wheel and by what reads it (the script and the module asked for).
+    fn cache_path(&self, wheel_sha256: &str, native_module: &str) -> Option<PathBuf> {
+        let reader = sha256_hex(format!("{FORMAT}\0{native_module}\0{INTROSPECT_PY}").as_bytes());
+        let dir = self.cache_dir.as_ref()?;
+        Some(dir.join(format!("{wheel_sha256}-{}.json", &reader[..16])))
+    }
+
+    fn introspect(&self, wheel: &Path, core: &WheelCore) -> Result<CoreSurface, LoadError> {
+        let fail = |m: String| LoadError::new(&core.display, m);
+        let deadline = Instant::now() + self.timeout;
+        let work = tempfile::Builder::new()
+            .prefix("mooncake-sos-core-")
+            .tempdir()
+            .map_err(|e| fail(format!("cannot make a temporary directory: {e}")))?;
+        let venv = work.path().join("venv");
+        let venv_python = venv.join("bin/python");
+        let wheel = std::path::absolute(wheel).unwrap_or_else(|_| wheel.to_path_buf());
+
+        let mut make = Command::new(&self.python);
+        make.args(["-m", "venv", "--without-pip"]).arg(&venv);
+        self.step(make, work.path(), "making the venv", deadline, core)?;
+
+        // The host's pip installs into the venv: a venv without pip is made in a fraction of
+        // the time. Offline, no dependencies, no user configuration.
+        let mut install = Command::new(&self.python);
+        install
+            .args([
+                "-m",
+                "pip",
+                "--isolated",
+                "--disable-pip-version-check",
+                "--python",
+            ])
+            .arg(&venv_python)
+            .args([
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-index",
+                "--no-compile",
+            ])
+            .arg(&wheel);
+        self.step(install, work.path(), "installing the wheel", deadline, core)?;
+
+        let script = work.path().join("introspect.py");
+        std::fs::write(&script, INTROSPECT_PY)
+            .map_err(|e| fail(format!("cannot write {}: {e}", script.display())))?;
+        let mut run = Command::new(&venv_python);
+        run.arg("-I")
+            .arg(&script)
+            .arg(&core.module)
+            .current_dir(work.path())
+            .env("LD_LIBRARY_PATH", self.library_path());
+        let done = bounded(run, work.path(), "import", deadline)
+            .map_err(|e| self.step_error(core, "importing the core", e))?;
+        if done.status.code() == Some(IMPORT_FAILED) {
+            return Err(fail(import_error(core, &done.stderr)));
+        }
+        if !done.status.success() {
+            return Err(fail(format!(
+                "reading the native core {} failed ({}):\n{}",
+                core.file,
+                done.status,
+                tail(&done.stderr, 12)
+            )));
+        }
+        let found: Introspected = serde_json::from_str(&done.stdout).map_err(|e| {
+            fail(format!(
+                "the introspection printed no surface ({e}):\n{}",
+                tail(&done.stdout, 5)
+            ))
+        })?;
+        // Under the venv, as given or with symlinks resolved (a TMPDIR that is a link).
+        let roots = [
+            work.path().to_path_buf(),
+            work.path()
+                .canonicalize()
+                .unwrap_or_else(|_| work.path().to_path_buf()),
+        ];
+        let from_wheel = found.file.as_deref().is_some_and(|f| {
+            roots.iter().any(|r| Path::new(f).starts_with(r)) && f.ends_with(&core.file)
+        });
+        if !from_wheel || found.module != core.module {
+            return Err(fail(format!(
+                "`{}` was imported from {:?}, not from the wheel's {}",
+                core.module, found.file, core.file
+            )));
+        }
+        Ok(CoreSurface {
+            format: FORMAT,
+            wheel: WheelInfo {
+                package: core.package.clone(),
+                version: core.version.clone(),
+                sha256: core.sha256.clone(),
+            },
+            core: CoreInfo {
+                module: core.module.clone(),
+                file: core.file.clone(),
+                sha256: core.file_sha256.clone(),
+            },
+            classes: found.classes,
+            functions: found.functions,
+            values: found.values,
+        })
+    }
+
+    /// Runs a set-up step; a failure is the step's own last words.
+    fn step(
+        &self,
+        command: Command,
+        dir: &Path,
+        step: &str,
+        deadline: Instant,
+        core: &WheelCore,
+    ) -> Result<Finished, LoadError> {
+        let done = bounded(command, dir, &step.replace(' ', "-"), deadline)
+            .map_err(|e| self.step_error(core, step, e))?;
+        if !done.status.success() {
+            let said = match tail(&done.stderr, 6) {
+                t if t.is_empty() => "(nothing on stderr)".to_owned(),
+                t => t,
+            };
+            return Err(LoadError::new(
+                &core.display,
+                format!(
+                    "{step} with {} failed ({}):\n{said}",
+                    self.python.display(),
+                    done.status
+                ),
+            ));
+        }
+        Ok(done)
+    }
+
+    fn step_error(&self, core: &WheelCore, step: &str, error: StepError) -> LoadError {
+        let message = match error {
+            StepError::TimedOut => format!(
+                "reading the native core {} took over {} s (killed while {step})",
+                core.file,
+                self.timeout.as_secs_f64()
+            ),
+            StepError::Failed(why) => format!("reading the native core {}: {why}", core.file),
+        };
+        LoadError::new(&core.display, message)
+    }
+
+    fn library_path(&self) -> OsString {
+        let mut dirs: Vec<PathBuf> = self.lib_dirs.clone();
+        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+            dirs.extend(std::env::split_paths(&old));
+        }
+        std::env::join_paths(dirs).unwrap_or_default()
+    }
+}
+
+impl Default for Reader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let surface: CoreSurface = serde_json::from_str(&text).ok()?;
+    (surface.format == FORMAT && surface.wheel.sha256 == wheel_sha256).then_some(surface)
+}
+
+/// The import error, naming the shared library the loader could not find when that is why.
+fn import_error(core: &WheelCore, stderr: &str) -> String {
+    let last = tail(stderr, 1);
+    const NOT_FOUND: &str = ": cannot open shared object file";
+    match last.find(NOT_FOUND) {
+        Some(end) => {
+            let library = last[..end].rsplit([' ', ':']).next().unwrap_or_default();
+            format!(
+                "the native core {} does not import: it needs {library}, which the dynamic \
+                 loader cannot find (add its directory with --lib-dir or LD_LIBRARY_PATH)\n  {last}",
+                core.file
+            )
+        }
+        None => format!(
+            "the native core {} (`{}`) does not import:\n{}",
+            core.file,
+            core.module,
+            tail(stderr, 12)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_is_named() {
+        let core = WheelCore {
+            display: "x.whl".into(),
+            package: "p".into(),
+            version: "1".into(),
+            sha256: String::new(),
+            module: "mooncake.store".into(),
+            file: "mooncake/store.so".into(),
+            file_sha256: String::new(),
+        };
+        let err = "Traceback ...\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n";
+        let msg = import_error(&core, err);
+        assert!(
+            msg.starts_with(
+                "the native core mooncake/store.so does not import: it needs libcuda.so.1, which"
+            ),
+            "{msg}"
+        );
+        let other = import_error(&core, "ImportError: undefined symbol: foo\n");
+        assert!(other.contains("undefined symbol: foo"), "{other}");
+    }
+}

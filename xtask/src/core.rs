@@ -1,0 +1,181 @@
+//! `cargo xtask core`: read wheels' native cores (what each serves), record image cores in
+//! `cores/`, check the records for drift, and check the images' recorded cores offline
+//! against api.toml's `[[native]]` needs.
+
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::ManifestArg;
+use crate::upstream::Reading;
+use mooncake_sos_codegen::model::Api;
+use mooncake_sos_upstream::core::needs::{from_manifest, serve};
+use mooncake_sos_upstream::core::read::Origin;
+use mooncake_sos_upstream::core::record::{self, Drift};
+use mooncake_sos_upstream::core::{CoreSurface, model::Member};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["wheels", "images"])))]
+pub struct Args {
+    /// Wheels whose native core is read (the package's `store` extension module).
+    #[arg(value_name = "WHEEL")]
+    wheels: Vec<PathBuf>,
+    /// Print the surfaces as a JSON array instead of one summary line per core.
+    #[arg(long, conflicts_with_all = ["record", "check"])]
+    json: bool,
+    /// Write each surface to cores/<package>-<version>.json (nothing is written if any wheel
+    /// fails).
+    #[arg(long, conflicts_with = "check")]
+    record: bool,
+    /// Compare each surface with its record; exit 1 with a diff on any difference.
+    #[arg(long)]
+    check: bool,
+    /// Check every overlay image's recorded core against api.toml's [[native]] needs,
+    /// offline; exit 1 when one is not served or not recorded.
+    #[arg(long)]
+    images: bool,
+    #[command(flatten)]
+    pub reading: Reading,
+    /// The manifest; cores/ is beside it.
+    #[command(flatten)]
+    manifest: ManifestArg,
+}
+
+pub fn run(args: &Args) -> Result {
+    let manifest = args.manifest.load()?;
+    let api = &manifest.api;
+    let root = manifest.root().to_path_buf();
+    let reader = args.reading.reader()?;
+    // Every wheel is read before anything is printed or written.
+    let mut surfaces = Vec::new();
+    for wheel in &args.wheels {
+        let (surface, origin) = reader.read_traced(wheel, &api.upstream.native_module)?;
+        surfaces.push((wheel, surface, origin));
+    }
+    let mut outcome = Outcome::Ok;
+    if args.json {
+        let all: Vec<&CoreSurface> = surfaces.iter().map(|(_, s, _)| s).collect();
+        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+    } else if args.record {
+        for (_, surface, _) in &surfaces {
+            let state = match record::drift(&root, surface) {
+                Drift::Current => "unchanged",
+                _ => {
+                    record::write(&root, surface).map_err(|e| {
+                        BadInput(format!(
+                            "{}: error: cannot write the record: {e}",
+                            root.display()
+                        ))
+                    })?;
+                    "written"
+                }
+            };
+            let rel = record::relative_path(&surface.wheel.package, &surface.wheel.version);
+            println!("{state}: {rel}");
+        }
+    } else if args.check {
+        for (wheel, surface, _) in &surfaces {
+            let rel = record::relative_path(&surface.wheel.package, &surface.wheel.version);
+            match record::drift(&root, surface) {
+                Drift::Current => println!("current: {rel}"),
+                Drift::Missing => {
+                    println!(
+                        "missing: {rel} (`cargo xtask core --record {}`)",
+                        wheel.display()
+                    );
+                    outcome = Outcome::Failed;
+                }
+                Drift::Differs(diff) => {
+                    print!(
+                        "stale: {rel} (`cargo xtask core --record {}`)\n{diff}",
+                        wheel.display()
+                    );
+                    outcome = Outcome::Failed;
+                }
+            }
+        }
+    } else {
+        for (wheel, surface, origin) in &surfaces {
+            println!("{}", summary(api, wheel, surface, *origin));
+        }
+    }
+    if args.images && !images(api, &root)? {
+        outcome = Outcome::Failed;
+    }
+    Ok(outcome)
+}
+
+/// `package version: file (sha256 12…): N classes, N methods, N functions; api.toml's N
+/// native needs: served | first missing ...`.
+fn summary(api: &Api, wheel: &Path, surface: &CoreSurface, origin: Origin) -> String {
+    let methods: usize = surface
+        .classes
+        .values()
+        .flat_map(|c| c.members.values())
+        .filter(|m| matches!(m, Member::Method { .. } | Member::Staticmethod { .. }))
+        .count();
+    let needs = from_manifest(&api.native);
+    let verdict = serve(surface, &needs);
+    let served = match verdict.first_missing() {
+        None => "served".to_owned(),
+        Some(miss) => format!(
+            "{} not served, first: {}",
+            verdict.missing.len(),
+            miss.line()
+        ),
+    };
+    format!(
+        "{}: {} `{}` (sha256 {}): {} classes, {methods} methods, {} functions; api.toml's {} native needs: {served}{}",
+        surface.label(),
+        surface.core.file,
+        surface.core.module,
+        &surface.core.sha256[..12],
+        surface.classes.len(),
+        surface.functions.len(),
+        needs.len(),
+        match origin {
+            Origin::Cache => format!(" (cached; {})", wheel.display()),
+            Origin::Read => format!(" ({})", wheel.display()),
+        }
+    )
+}
+
+/// One line per overlay image; `false` when any image's core is unrecorded or misses a need.
+fn images(api: &Api, root: &Path) -> Result<bool> {
+    let needs = from_manifest(&api.native);
+    let mut ok = true;
+    for image in record::image_cores(root, api) {
+        let rel = record::relative_path(&image.package, &image.version);
+        match image.record {
+            Some(Ok(surface)) => {
+                let verdict = serve(&surface, &needs);
+                if verdict.compatible {
+                    println!(
+                        "image {}: core {} ({rel}) serves api.toml's {} native needs",
+                        image.image,
+                        surface.label(),
+                        needs.len()
+                    );
+                } else {
+                    ok = false;
+                    println!(
+                        "image {}: core {} ({rel}) does not serve {} of api.toml's native needs:",
+                        image.image,
+                        surface.label(),
+                        verdict.missing.len()
+                    );
+                    for miss in &verdict.missing {
+                        println!("  {}", miss.line());
+                    }
+                }
+            }
+            Some(Err(e)) => return Err(e.into()),
+            None => {
+                ok = false;
+                println!(
+                    "image {}: no record of its core {} {} ({rel}): run `cargo xtask core --record` on that wheel",
+                    image.image, image.package, image.version
+                );
+            }
+        }
+    }
+    Ok(ok)
+}

@@ -1,0 +1,268 @@
+//! Native cores read from the real wheels: `cargo xtask core`, the cache, the committed record
+//! of the CUDA image's core and its drift check, the offline image check, and `matrix --core`.
+
+use crate::common::cores::{cuda13_libs, cuda13_wheel, group_ids_write, reader};
+use crate::common::{Sandbox, repo_root, xtask};
+use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_upstream::core::read::Origin;
+use mooncake_sos_upstream::core::table::ModuleNeeds;
+use mooncake_sos_upstream::source::sha256_hex;
+use serde_json::Value;
+
+const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
+
+fn members<'a>(surface: &'a Value, class: &str) -> &'a serde_json::Map<String, Value> {
+    surface["classes"][class]["members"].as_object().unwrap()
+}
+
+#[test]
+fn three_releases_show_where_replicate_config_changed() {
+    let wheels: Vec<String> = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"]
+        .iter()
+        .map(|v| wheel(v).display().to_string())
+        .collect();
+    let mut args = vec!["core", "--json"];
+    args.extend(wheels.iter().map(String::as_str));
+    let run = xtask(&args, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // Object defaults are printed without their address: the output is the same every run.
+    assert!(!run.stdout.contains(" at 0x"), "{run:?}");
+    let all: Vec<Value> = serde_json::from_str(&run.stdout).expect("JSON");
+    let [old, mid, new] = &all[..] else {
+        panic!("{run:?}")
+    };
+    for (surface, version) in [
+        (old, "0.3.11.post1"),
+        (mid, "0.3.12.post1"),
+        (new, "0.3.13.post1"),
+    ] {
+        assert_eq!(surface["wheel"]["version"], version);
+        assert_eq!(
+            surface["wheel"]["package"],
+            "mooncake-transfer-engine-non-cuda"
+        );
+        assert_eq!(surface["core"]["module"], "mooncake.store");
+        assert_eq!(surface["core"]["file"], "mooncake/store.so");
+        let so = wheel_member(&wheel(version), "mooncake/store.so");
+        assert_eq!(surface["core"]["sha256"], sha256_hex(&so));
+        let whl = std::fs::read(wheel(version)).unwrap();
+        assert_eq!(surface["wheel"]["sha256"], sha256_hex(&whl));
+        // The overloads api.toml declares, read from the docstrings.
+        let store = members(surface, "MooncakeDistributedStore");
+        assert!(
+            store["setup"]["overloads"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from("config: dict"))
+        );
+        assert_eq!(
+            store["put"]["overloads"][0],
+            "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>"
+        );
+        // A property written back on an instance made with no arguments.
+        let rc = &surface["classes"]["ReplicateConfig"]["instance"];
+        assert_eq!(
+            rc["members"]["replica_num"],
+            serde_json::json!({"read": true, "write": true})
+        );
+        assert_eq!(rc["new_attributes"], false);
+    }
+    // group_ids arrives in 0.3.12 (upstream #2180); with_soft_pin leaves in 0.3.13 (#2909).
+    assert!(!members(old, "ReplicateConfig").contains_key("group_ids"));
+    for surface in [mid, new] {
+        assert_eq!(
+            members(surface, "ReplicateConfig")["group_ids"]["kind"],
+            "property"
+        );
+        let instance = &surface["classes"]["ReplicateConfig"]["instance"]["members"];
+        assert_eq!(instance["group_ids"]["write"], true);
+    }
+    assert!(members(mid, "ReplicateConfig").contains_key("with_soft_pin"));
+    assert!(!members(new, "ReplicateConfig").contains_key("with_soft_pin"));
+    // Read-only members are told apart: a def_readonly property fails the write-back.
+    let task = &old["classes"]["QueryTaskResponse"];
+    assert_eq!(task["members"]["status"]["readonly"], true);
+    assert_eq!(task["instance"]["members"]["status"]["write"], false);
+    // A class without a default constructor says why.
+    assert!(
+        old["classes"]["BufferHandle"]["instance"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("No constructor defined"),
+        "{}",
+        old["classes"]["BufferHandle"]
+    );
+}
+
+#[test]
+fn a_surface_is_cached_by_the_wheel_sha256_and_reads_the_same_every_time() {
+    let whl = wheel("0.3.13.post1");
+    let cache = tempfile::tempdir().unwrap();
+    let cached = mooncake_sos_upstream::core::Reader {
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..mooncake_sos_upstream::core::Reader::new()
+    };
+    let (first, origin) = cached.read_traced(&whl, "mooncake.store").unwrap();
+    assert_eq!(origin, Origin::Read);
+    let files: Vec<String> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let sha = sha256_hex(&std::fs::read(&whl).unwrap());
+    let [file] = &files[..] else {
+        panic!("{files:?}")
+    };
+    assert!(
+        file.starts_with(&format!("{sha}-")) && file.ends_with(".json"),
+        "{file}"
+    );
+    let (again, origin) = cached.read_traced(&whl, "mooncake.store").unwrap();
+    assert_eq!(origin, Origin::Cache);
+    assert_eq!(again.to_json(), first.to_json());
+    // A fresh read, without the cache, is byte-identical.
+    let (fresh, origin) = mooncake_sos_upstream::core::Reader::new()
+        .read_traced(&whl, "mooncake.store")
+        .unwrap();
+    assert_eq!(origin, Origin::Read);
+    assert_eq!(fresh.to_json(), first.to_json());
+    // A damaged cache entry is read again, not trusted.
+    std::fs::write(cache.path().join(file), "{").unwrap();
+    let (healed, origin) = cached.read_traced(&whl, "mooncake.store").unwrap();
+    assert_eq!(origin, Origin::Read);
+    assert_eq!(healed, first);
+    assert_eq!(
+        std::fs::read_to_string(cache.path().join(file)).unwrap(),
+        first.to_json()
+    );
+}
+
+#[test]
+fn the_cuda_image_core_record_matches_its_wheel_read_against_the_driver_stub() {
+    let whl = cuda13_wheel("0.3.11.post1").display().to_string();
+    let libs = cuda13_libs();
+    let run = xtask(&["core", "--check", "--lib-dir", &libs, &whl], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, format!("current: {CUDA_RECORD}\n"), "{run:?}");
+    // The record is what the reader makes of that wheel, field for field.
+    let record = mooncake_sos_upstream::core::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
+    assert_eq!(
+        record.wheel.sha256,
+        sha256_hex(&std::fs::read(&whl).unwrap())
+    );
+    assert_eq!(record.core.file, "mooncake/store.so");
+}
+
+#[test]
+fn the_next_cuda13_core_has_group_ids() {
+    let whl = cuda13_wheel("0.3.12.post1");
+    let surface = mooncake_sos_upstream::core::Reader {
+        lib_dirs: std::env::split_paths(&cuda13_libs()).collect(),
+        ..reader()
+    }
+    .read(&whl, "mooncake.store")
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(surface.wheel.package, "mooncake-transfer-engine-cuda13");
+    let verdict = mooncake_sos_upstream::core::serve(&surface, &[group_ids_write()]);
+    assert!(verdict.compatible, "{verdict:?}");
+}
+
+#[test]
+fn image_cores_are_checked_offline_against_the_manifest() {
+    // No interpreter is needed: the record is data.
+    let run = xtask(
+        &["core", "--images", "--core-python", "/nonexistent/python3"],
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) serves api.toml's 7 native needs\n"
+        ),
+        "{run:?}"
+    );
+
+    let repo = Sandbox::new();
+    let manifest = repo.root().join("api.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!(
+            "{text}\n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\nreason = \"modules from #3133 on set it on every put\"\n"
+        ),
+    )
+    .unwrap();
+    let manifest = manifest.display().to_string();
+    // Without the record there is nothing to check the image against.
+    let run = xtask(&["core", "--images", "--manifest", &manifest], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.starts_with("image cuda: no record of its core"),
+        "{run:?}"
+    );
+    std::fs::create_dir(repo.root().join("cores")).unwrap();
+    std::fs::copy(repo_root().join(CUDA_RECORD), repo.root().join(CUDA_RECORD)).unwrap();
+    let run = xtask(&["core", "--images", "--manifest", &manifest], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #8]\n"
+        ),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn matrix_shows_modules_over_cores_from_wheels_and_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let needs = dir.path().join("needs-0.3.13.json");
+    let row = ModuleNeeds {
+        label: "module 0.3.13.post1".into(),
+        needs: vec![group_ids_write()],
+    };
+    std::fs::write(&needs, serde_json::to_string(&row).unwrap()).unwrap();
+    let (wheels, needs) = (
+        wheels_dir().display().to_string(),
+        needs.display().to_string(),
+    );
+    let cuda_next = cuda13_wheel("0.3.12.post1").display().to_string();
+    let libs = cuda13_libs();
+    let mut args = vec!["matrix", &wheels, "--core", &wheels, "--core", CUDA_RECORD];
+    args.extend(["--core", &cuda_next, "--lib-dir", &libs, "--needs", &needs]);
+    let run = xtask(&args, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // The releases x declared API table is still there, verdict and all.
+    assert!(
+        lines.contains(&"| `FieldSchema` | ✗ missing | ✓ | ✓ |"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("Drop condition: the first release carrying the whole API is mooncake-transfer-engine-non-cuda 0.3.12.post1.\n\nModules over native cores\n"), "{run:?}");
+    let absent = "✗ `ReplicateConfig.group_ids` (write on instance): absent";
+    for want in [
+        "| module \\ core | mooncake-transfer-engine-cuda13 0.3.11.post1 | mooncake-transfer-engine-cuda13 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.11.post1 | mooncake-transfer-engine-non-cuda 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.13.post1 |",
+        "| api.toml [[native]] (pin 4dbe5a4c) | ✓ | ✓ | ✓ | ✓ | ✓ |",
+        &format!("| module 0.3.13.post1 | {absent} | ✓ | {absent} | ✓ | ✓ |"),
+    ] {
+        assert!(lines.contains(&want), "no row {want:?}: {run:?}");
+    }
+
+    let mut json_args = args.clone();
+    json_args.push("--json");
+    let run = xtask(&json_args, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["first_release"]["version"], "0.3.12.post1");
+    let table = &v["module_x_core"];
+    assert_eq!(table["modules"][1], "module 0.3.13.post1");
+    assert_eq!(table["cores"][0]["source"], CUDA_RECORD);
+    let cell = &table["cells"][1][0];
+    assert_eq!(cell["compatible"], false);
+    assert_eq!(
+        cell["missing"][0]["requirement"]["object"],
+        "ReplicateConfig.group_ids"
+    );
+    assert_eq!(cell["missing"][0]["why"], "absent");
+    assert_eq!(table["cells"][1][1]["compatible"], true);
+}
