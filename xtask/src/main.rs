@@ -6,6 +6,7 @@ mod matrix;
 mod regen;
 mod verify;
 mod verify_python;
+mod verify_surface;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

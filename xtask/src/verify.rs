@@ -26,6 +26,13 @@ pub struct Args {
     /// Also require the file to be the pinned one (its sha256 in api.toml).
     #[arg(long)]
     pub sha256: bool,
+    /// Print the module's native surface (each use of the native core and of its package's
+    /// modules) and check only that against api.toml.
+    #[arg(long, conflicts_with_all = ["python", "sha256"])]
+    pub surface: bool,
+    /// With --surface: the surface and the findings as JSON.
+    #[arg(long, requires = "surface")]
+    pub json: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -102,7 +109,11 @@ fn verify(args: &Args) -> Result<ExitCode, String> {
         )
     }
     .map_err(|e| format!("{e}\n"))?;
-    let (lines, summary) = check(&api, &source, args.sha256).map_err(|e| format!("{e}\n"))?;
+    if args.surface {
+        return crate::verify_surface::run(&api, &source, args.json);
+    }
+    let (lines, summary) =
+        crate::verify_surface::check(&api, &source, args.sha256).map_err(|e| format!("{e}\n"))?;
     for line in &lines {
         println!("{line}");
     }
@@ -125,12 +136,29 @@ pub fn check(
     if sha256 && let Some(line) = mooncake_sos_upstream::sha256_mismatch(api, source) {
         lines.push(line);
     }
-    let summary = if lines.is_empty() {
+    let summary = summary(api, source, sha256, report.items.len(), None, &lines);
+    Ok((lines, summary))
+}
+
+/// The closing line: what matched (`surface`: the native members and sibling modules checked
+/// too), or how many mismatches.
+pub fn summary(
+    api: &Api,
+    source: &ModuleSource,
+    sha256: bool,
+    items: usize,
+    surface: Option<(usize, usize)>,
+    lines: &[String],
+) -> String {
+    if lines.is_empty() {
         format!(
-            "verify: {} matches api.toml: {} symbols, {} items checked{} (sha256 {})",
+            "verify: {} matches api.toml: {} symbols, {} items checked{}{} (sha256 {})",
             source.display,
             api.symbols.len(),
-            report.items.len(),
+            items,
+            surface
+                .map(|(n, s)| format!(", native surface: {n} members, {s} sibling modules"))
+                .unwrap_or_default(),
             if sha256 { ", the pinned file" } else { "" },
             &source.sha256[..12]
         )
@@ -141,8 +169,7 @@ pub fn check(
             source.display,
             api.upstream.short_commit()
         )
-    };
-    Ok((lines, summary))
+    }
 }
 
 /// The shim file regen writes, next to the manifest.
