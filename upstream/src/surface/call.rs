@@ -2,14 +2,16 @@
 //! of the module's own functions and classes (their parameters and results), and the
 //! builtins that reach attributes by name (getattr, hasattr, setattr, type).
 
+use super::deps::Key;
 use super::expr::Args;
 use super::index::FuncId;
 use super::walk::{Analyzer, CallSite, Member, Val, Vals, builtin_name, strings};
 use super::{Access, CallShape, Guard, On, Target};
 use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::Ranged;
 
 impl<'a> Analyzer<'a> {
-    pub fn call(&mut self, c: &'a ast::ExprCall) -> Vals {
+    pub fn call(&mut self, c: &'a ast::ExprCall) -> Vals<'a> {
         let line = self.line(c);
         if let Some(name) = builtin_name(self, &c.func)
             && let Some(out) = self.builtin(name, c, line)
@@ -65,17 +67,19 @@ impl<'a> Analyzer<'a> {
                     out.insert(Val::Instance(class));
                 }
                 Val::Function(fid) => {
-                    self.bind_call(fid, 0, &args, line);
+                    self.bind_call(fid, 0, &args, c);
+                    self.deps.read(self.func, Key::Return(fid));
                     out.extend(self.returns[fid].iter().cloned());
                 }
                 Val::Bound(fid) => {
                     let skip = self.index.funcs[fid].implicit(true);
-                    self.bind_call(fid, skip, &args, line);
+                    self.bind_call(fid, skip, &args, c);
+                    self.deps.read(self.func, Key::Return(fid));
                     out.extend(self.returns[fid].iter().cloned());
                 }
                 Val::Class(cid) => {
                     if let Some(init) = self.index.method(cid, "__init__") {
-                        self.bind_call(init, 1, &args, line);
+                        self.bind_call(init, 1, &args, c);
                     }
                     out.insert(Val::Object(cid));
                 }
@@ -118,7 +122,7 @@ impl<'a> Analyzer<'a> {
             );
             if let (Some(param), true) = (param, forwards_varargs) {
                 let wanted = Val::Member(m.clone());
-                for site in &self.sites[fid] {
+                for site in self.sites[fid].values() {
                     let passes = site
                         .args
                         .iter()
@@ -155,11 +159,12 @@ impl<'a> Analyzer<'a> {
 
     /// Gives a module function's parameters what the call passes (skipping the `skip`
     /// implicit ones), and remembers the call for forwarded shapes.
-    fn bind_call(&mut self, fid: FuncId, skip: usize, args: &Args<'a>, line: usize) {
+    fn bind_call(&mut self, fid: FuncId, skip: usize, args: &Args<'a>, c: &ast::ExprCall) {
+        let line = self.line(c);
         let f = &self.index.funcs[fid];
         let (scope, positional) = (f.scope, f.positional());
         let params: Vec<(String, bool)> = f.params.clone();
-        let mut bound: Vec<(usize, Vals)> = Vec::new();
+        let mut bound: Vec<(usize, Vals<'a>)> = Vec::new();
         let mut extra = Some(0);
         for (i, (vals, starred, _)) in args.positional.iter().enumerate() {
             if *starred {
@@ -188,16 +193,17 @@ impl<'a> Analyzer<'a> {
         }
         self.scope = saved;
         if !self.recording && self.silent == 0 {
-            self.sites[fid].push(CallSite {
+            let site = CallSite {
                 line,
                 args: bound,
                 extra,
-            });
+            };
+            self.sites[fid].insert(c.start(), site);
         }
     }
 
     /// getattr, hasattr, setattr, type, `__import__`; `None` for any other name.
-    fn builtin(&mut self, name: &str, c: &'a ast::ExprCall, line: usize) -> Option<Vals> {
+    fn builtin(&mut self, name: &str, c: &'a ast::ExprCall, line: usize) -> Option<Vals<'a>> {
         let argv = &c.arguments.args;
         let out = match (name, &argv[..]) {
             ("getattr", [obj, attr, rest @ ..]) if rest.len() <= 1 => {
@@ -219,7 +225,7 @@ impl<'a> Analyzer<'a> {
                 let (objs, names) = (self.eval(obj), self.eval(attr));
                 for v in &objs {
                     for n in strings(&names) {
-                        if let Some((path, on)) = self.member_of(v, &n) {
+                        if let Some((path, on)) = self.member_of(v, n) {
                             let guard = Some(Guard::Guarded { line });
                             self.record(line, Target::Native { path, on }, Access::Probe, guard);
                         }

@@ -1,6 +1,7 @@
 //! Expressions: what each may hold, and the uses it makes on the way (attribute reads, calls
 //! with their shapes, getattr / hasattr / setattr, constructions, dynamic imports).
 
+use super::deps::Key;
 use super::index::FuncKind;
 use super::walk::{Analyzer, Member, Val, Vals, elements};
 use super::{Access, Guard, On, Target};
@@ -11,12 +12,12 @@ use ruff_python_ast::{self as ast, BoolOp, Expr};
 /// A call's evaluated arguments: positional ones (value, starred, expression), keywords
 /// (`None`: `**kwargs`).
 pub(super) struct Args<'a> {
-    pub positional: Vec<(Vals, bool, &'a Expr)>,
-    pub keywords: Vec<(Option<String>, Vals)>,
+    pub positional: Vec<(Vals<'a>, bool, &'a Expr)>,
+    pub keywords: Vec<(Option<String>, Vals<'a>)>,
 }
 
 impl<'a> Analyzer<'a> {
-    pub fn eval(&mut self, e: &'a Expr) -> Vals {
+    pub fn eval(&mut self, e: &'a Expr) -> Vals<'a> {
         match e {
             Expr::Name(n) => self.lookup(&n.id),
             Expr::Attribute(a) => {
@@ -29,7 +30,7 @@ impl<'a> Analyzer<'a> {
                 let text = s.value.to_str();
                 // Only text that can name an attribute or a module matters.
                 if is_dotted_name(text) {
-                    [Val::Str(text.to_owned())].into()
+                    [Val::Str(text)].into()
                 } else {
                     Vals::new()
                 }
@@ -37,7 +38,7 @@ impl<'a> Analyzer<'a> {
             Expr::Tuple(ast::ExprTuple { elts, .. })
             | Expr::List(ast::ExprList { elts, .. })
             | Expr::Set(ast::ExprSet { elts, .. }) => {
-                let items: Vals = elts
+                let items: Vals<'a> = elts
                     .iter()
                     .flat_map(|x| self.eval(x))
                     .filter(|v| !matches!(v, Val::Seq(_)))
@@ -105,7 +106,7 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn eval_guarded(&mut self, paths: Vec<String>, line: usize, e: &'a Expr) -> Vals {
+    fn eval_guarded(&mut self, paths: Vec<String>, line: usize, e: &'a Expr) -> Vals<'a> {
         let mark = self.guards.len();
         self.guards.extend(paths.into_iter().map(|p| (p, line)));
         let out = self.eval(e);
@@ -148,18 +149,24 @@ impl<'a> Analyzer<'a> {
 
     /// `base.name`. A native member is recorded as a read unless it is being called (the call
     /// records it) or `probe` says it came from getattr.
-    pub fn attribute(&mut self, base: &Vals, name: &str, line: usize, for_call: bool) -> Vals {
+    pub fn attribute(
+        &mut self,
+        base: &Vals<'a>,
+        name: &str,
+        line: usize,
+        for_call: bool,
+    ) -> Vals<'a> {
         self.lookup_attr(base, name, line, for_call, None)
     }
 
     pub fn lookup_attr(
         &mut self,
-        base: &Vals,
+        base: &Vals<'a>,
         name: &str,
         line: usize,
         for_call: bool,
         probe: Option<(usize, String)>,
-    ) -> Vals {
+    ) -> Vals<'a> {
         let mut out = Vals::new();
         for v in base {
             if let Some((path, on)) = self.member_of(v, name) {
@@ -208,12 +215,15 @@ impl<'a> Analyzer<'a> {
 
     /// An attribute of an instance of a module class: what `self.<name>` was given, a class
     /// attribute, or a method (bound; a property's result).
-    fn object_attr(&self, cid: usize, name: &str) -> Vals {
+    fn object_attr(&mut self, cid: usize, name: &str) -> Vals<'a> {
         let mut out = Vals::new();
         if let Some(fid) = self.index.method(cid, name) {
             let f = &self.index.funcs[fid];
             match f.kind {
-                FuncKind::Property => out.extend(self.returns[fid].iter().cloned()),
+                FuncKind::Property => {
+                    self.deps.read(self.func, Key::Return(fid));
+                    out.extend(self.returns[fid].iter().cloned())
+                }
                 FuncKind::Static => {
                     out.insert(Val::Function(fid));
                 }
@@ -224,10 +234,12 @@ impl<'a> Analyzer<'a> {
             return out;
         }
         for c in self.index.lineage(cid) {
+            let scope = self.index.classes[c].scope;
+            self.deps.read(self.func, Key::Class(c));
+            self.deps.read(self.func, Key::Scope(scope));
             if let Some(vals) = self.attrs[c].get(name) {
                 out.extend(vals.iter().cloned());
             }
-            let scope = self.index.classes[c].scope;
             if let Some(vals) = self.env[scope].get(name) {
                 out.extend(vals.iter().cloned());
             }

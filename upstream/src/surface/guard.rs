@@ -61,7 +61,7 @@ impl<'a> Analyzer<'a> {
                     let mut paths = Vec::new();
                     for v in &objs {
                         for s in strings(&names) {
-                            paths.extend(self.member_of(v, &s).map(|(path, _)| path));
+                            paths.extend(self.member_of(v, s).map(|(path, _)| path));
                         }
                     }
                     (paths, Vec::new())
@@ -86,8 +86,19 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The members a value came from by a getattr probe: it is truthy or not None only when
-    /// they exist.
+    /// they exist. Only a name, an attribute or a `getattr(obj, name, default)` can carry one
+    /// here; other tests are not read again.
     fn probed(&mut self, e: &'a Expr) -> Vec<String> {
+        let carries = match e {
+            Expr::Name(_) | Expr::Attribute(_) => true,
+            Expr::Call(c) => {
+                builtin_name(self, &c.func) == Some("getattr") && c.arguments.args.len() == 3
+            }
+            _ => false,
+        };
+        if !carries {
+            return Vec::new();
+        }
         self.eval(e)
             .into_iter()
             .filter_map(|v| match v {

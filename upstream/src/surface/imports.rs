@@ -110,7 +110,7 @@ impl<'a> Analyzer<'a> {
             && !c.native_module.starts_with(&format!("{module}."))
     }
     /// `importlib.import_module("pkg.mod")` / `__import__("pkg.mod")`.
-    pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals {
+    pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals<'a> {
         let Some((names, _, _)) = args.positional.first() else {
             return Vals::new();
         };
@@ -118,8 +118,9 @@ impl<'a> Analyzer<'a> {
         for module in strings(names) {
             if module == self.config.native_module {
                 out.insert(Val::NativeModule);
-            } else if self.is_sibling(&module) {
+            } else if self.is_sibling(module) {
                 let guard = self.import_guard(true);
+                let module = module.to_owned();
                 self.record(line, Target::Sibling { module }, Access::Import, guard);
             }
         }

@@ -27,6 +27,7 @@
 
 mod call;
 mod compare;
+mod deps;
 mod expr;
 mod guard;
 mod imports;

@@ -1,5 +1,6 @@
 //! Statements: bindings, blocks and their guards, function and class bodies in their scopes.
 
+use super::deps::Key;
 use super::guard::{exits, is_type_checking, try_guard};
 use super::walk::{Analyzer, Val, Vals, elements};
 use super::{Access, Target};
@@ -45,6 +46,12 @@ impl<'a> Analyzer<'a> {
                 let Some(&fid) = self.index.func_at.get(&f.range.start()) else {
                     return;
                 };
+                // Unchanged inputs give the same results: no need to walk it again (the
+                // recording pass walks every body).
+                if !self.recording && !self.deps.needs_walk(fid) {
+                    return;
+                }
+                self.deps.walking(fid);
                 let saved = (
                     self.scope,
                     self.func,
@@ -117,17 +124,22 @@ impl<'a> Analyzer<'a> {
                 if !is_type_checking(&s.test) {
                     self.guarded(positive, line, &s.body);
                 }
+                // Each elif / else runs only where every test above it failed.
+                let mark = self.guards.len();
+                self.guards.extend(negative.into_iter().map(|p| (p, line)));
                 for clause in &s.elif_else_clauses {
                     match &clause.test {
                         Some(test) => {
                             self.eval(test);
-                            let (p, _) = self.guard_paths(test);
+                            let (p, n) = self.guard_paths(test);
                             let l = self.line(test);
                             self.guarded(p, l, &clause.body);
+                            self.guards.extend(n.into_iter().map(|p| (p, l)));
                         }
-                        None => self.guarded(negative.clone(), line, &clause.body),
+                        None => self.body(&clause.body),
                     }
                 }
+                self.guards.truncate(mark);
             }
             Stmt::Try(t) => {
                 self.tries.push(try_guard(t, &self.lines));
@@ -157,7 +169,10 @@ impl<'a> Analyzer<'a> {
                         let slot = &mut self.returns[fid];
                         let before = slot.len();
                         slot.extend(vals);
-                        self.changed |= slot.len() != before;
+                        if slot.len() != before {
+                            self.changed = true;
+                            self.deps.changed(Key::Return(fid));
+                        }
                     }
                 }
             }
@@ -171,7 +186,7 @@ impl<'a> Analyzer<'a> {
     }
 
     /// Binds an assignment target; an attribute of a native object is a write.
-    pub fn assign(&mut self, target: &'a Expr, vals: Vals) {
+    pub fn assign(&mut self, target: &'a Expr, vals: Vals<'a>) {
         match target {
             Expr::Name(n) => self.bind(&n.id, vals),
             Expr::Attribute(a) => {

@@ -99,7 +99,13 @@ fn hasattr_guards_and_early_exits() {
          \x20   if ids is None:\n\
          \x20       return\n\
          \x20   config.c = [ids]\n\
-         \x20   store.z()\n",
+         \x20   store.z()\n\
+         \x20   if not hasattr(store, 'q'):\n\
+         \x20       pass\n\
+         \x20   elif ids:\n\
+         \x20       store.q()\n\
+         \x20   else:\n\
+         \x20       store.q(1)\n",
         &[
             "2: native Store.x: probe (hasattr) on an instance: optional, probed by hasattr at line 2",
             "3: native Store.x: call(1 arg) on an instance: optional, only where the test at line 2 finds it",
@@ -113,6 +119,10 @@ fn hasattr_guards_and_early_exits() {
             "12: native ReplicateConfig.c: read on an instance: optional, probed by getattr at line 12 (fallback None)",
             "15: native ReplicateConfig.c: write on an instance: optional, only where the test at line 13 finds it",
             "16: native Store.z: call() on an instance: required",
+            "17: native Store.q: probe (hasattr) on an instance: optional, probed by hasattr at line 17",
+            // An elif and the else run only where the tests above failed.
+            "20: native Store.q: call() on an instance: optional, only where the test at line 17 finds it",
+            "22: native Store.q: call(1 arg) on an instance: optional, only where the test at line 17 finds it",
         ],
     );
 }

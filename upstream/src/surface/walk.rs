@@ -4,17 +4,18 @@
 //! Statements are in `stmt.rs`, expressions in `expr.rs`, calls in `call.rs`, guards in
 //! `guard.rs`, imports in `imports.rs`.
 
+use super::deps::{Deps, Key};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
 use super::{Access, Guard, SurfaceConfig, Target, Use};
 use crate::extract::Lines;
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{Expr, Stmt};
-use ruff_text_size::Ranged;
-use std::collections::{BTreeSet, HashMap};
+use ruff_text_size::{Ranged, TextSize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What a name may hold, as far as the native surface is concerned.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Val {
+pub(super) enum Val<'a> {
     NativeModule,
     /// A package on the way to the native module (`mooncake` after `import mooncake.store`).
     Package(String),
@@ -25,10 +26,10 @@ pub(super) enum Val {
     /// The class of a native instance (`type(cfg)`).
     ClassOf(String),
     /// A string constant that could name an attribute or a module.
-    Str(String),
+    Str(&'a str),
     /// A tuple or list literal: iterating it yields these (never a `Seq`: nesting is dropped,
     /// so `x = [x]` cannot grow without end).
-    Seq(Vec<Val>),
+    Seq(Vec<Val<'a>>),
     /// An instance of a class the module defines.
     Object(ClassId),
     Class(ClassId),
@@ -45,13 +46,13 @@ pub(super) struct Member {
     pub probe: Option<(usize, String)>,
 }
 
-pub(super) type Vals = BTreeSet<Val>;
+pub(super) type Vals<'a> = BTreeSet<Val<'a>>;
 
 /// A call of a module function: what each parameter received, for calls that forward
 /// `*args` to a native member.
-pub(super) struct CallSite {
+pub(super) struct CallSite<'a> {
     pub line: usize,
-    pub args: Vec<(usize, Vals)>,
+    pub args: Vec<(usize, Vals<'a>)>,
     /// Positional arguments beyond the named parameters (`None`: the call has `*x`).
     pub extra: Option<usize>,
 }
@@ -69,11 +70,13 @@ pub(super) struct Analyzer<'a> {
     pub text: &'a str,
     pub lines: Lines,
     pub index: Index<'a>,
-    pub env: Vec<HashMap<String, Vals>>,
+    pub env: Vec<HashMap<String, Vals<'a>>>,
     /// `self.<name>` per class.
-    pub attrs: Vec<HashMap<String, Vals>>,
-    pub returns: Vec<Vals>,
-    pub sites: Vec<Vec<CallSite>>,
+    pub attrs: Vec<HashMap<String, Vals<'a>>>,
+    pub returns: Vec<Vals<'a>>,
+    /// Per function, its calls in the module by where they start (a walk replaces its own).
+    pub sites: Vec<BTreeMap<TextSize, CallSite<'a>>>,
+    pub deps: Deps,
     pub changed: bool,
     pub recording: bool,
     /// Above 0 while a test is re-read for its guards: nothing is recorded twice.
@@ -98,7 +101,8 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
         env: index.scopes.iter().map(|_| HashMap::new()).collect(),
         attrs: index.classes.iter().map(|_| HashMap::new()).collect(),
         returns: vec![Vals::new(); index.funcs.len()],
-        sites: Vec::new(),
+        sites: index.funcs.iter().map(|_| BTreeMap::new()).collect(),
+        deps: Deps::new(&index),
         index,
         changed: false,
         recording: false,
@@ -112,7 +116,6 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
     a.seed();
     for _ in 0..MAX_PASSES {
         a.changed = false;
-        a.sites = (0..a.index.funcs.len()).map(|_| Vec::new()).collect();
         a.body(body);
         if !a.changed {
             break;
@@ -192,16 +195,16 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    pub fn lookup(&self, name: &str) -> Vals {
-        self.index
-            .resolve(self.scope, name)
-            .and_then(|s| self.env[s].get(name))
-            .cloned()
-            .unwrap_or_default()
+    pub fn lookup(&mut self, name: &str) -> Vals<'a> {
+        let Some(scope) = self.index.resolve(self.scope, name) else {
+            return Vals::new();
+        };
+        self.deps.read(self.func, Key::Scope(scope));
+        self.env[scope].get(name).cloned().unwrap_or_default()
     }
 
     /// Adds `vals` to what `name` may hold in the scope that binds it.
-    pub fn bind(&mut self, name: &str, vals: Vals) {
+    pub fn bind(&mut self, name: &str, vals: Vals<'a>) {
         if vals.is_empty() {
             return;
         }
@@ -209,17 +212,23 @@ impl<'a> Analyzer<'a> {
         let slot = self.env[scope].entry(name.to_owned()).or_default();
         let before = slot.len();
         slot.extend(vals);
-        self.changed |= slot.len() != before;
+        if slot.len() != before {
+            self.changed = true;
+            self.deps.changed(Key::Scope(scope));
+        }
     }
 
-    pub fn bind_attr(&mut self, cid: ClassId, name: &str, vals: Vals) {
+    pub fn bind_attr(&mut self, cid: ClassId, name: &str, vals: Vals<'a>) {
         if vals.is_empty() {
             return;
         }
         let slot = self.attrs[cid].entry(name.to_owned()).or_default();
         let before = slot.len();
         slot.extend(vals);
-        self.changed |= slot.len() != before;
+        if slot.len() != before {
+            self.changed = true;
+            self.deps.changed(Key::Class(cid));
+        }
     }
 }
 
@@ -236,17 +245,17 @@ impl<'a> Visitor<'a> for Analyzer<'a> {
 }
 
 /// The string constants among `vals`.
-pub(super) fn strings(vals: &Vals) -> Vec<String> {
+pub(super) fn strings<'a>(vals: &Vals<'a>) -> Vec<&'a str> {
     vals.iter()
         .filter_map(|v| match v {
-            Val::Str(s) => Some(s.clone()),
+            Val::Str(s) => Some(*s),
             _ => None,
         })
         .collect()
 }
 
 /// What iterating a value yields.
-pub(super) fn elements(vals: &Vals) -> Vals {
+pub(super) fn elements<'a>(vals: &Vals<'a>) -> Vals<'a> {
     vals.iter()
         .flat_map(|v| match v {
             Val::Seq(items) => items.clone(),
@@ -255,10 +264,22 @@ pub(super) fn elements(vals: &Vals) -> Vals {
         .collect()
 }
 
-/// A builtin called by its plain name (not shadowed by the module).
+/// The builtins the analysis reads, called by their plain name (not shadowed by the module).
 pub(super) fn builtin_name<'e>(a: &Analyzer<'_>, func: &'e Expr) -> Option<&'e str> {
+    const READ: [&str; 6] = [
+        "getattr",
+        "hasattr",
+        "setattr",
+        "type",
+        "callable",
+        "__import__",
+    ];
     match func {
-        Expr::Name(n) if a.index.resolve(a.scope, &n.id).is_none() => Some(n.id.as_str()),
+        Expr::Name(n)
+            if READ.contains(&n.id.as_str()) && a.index.resolve(a.scope, &n.id).is_none() =>
+        {
+            Some(n.id.as_str())
+        }
         _ => None,
     }
 }
