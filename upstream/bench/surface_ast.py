@@ -200,14 +200,36 @@ def dotted(e):
 class Analyzer:
     def __init__(self, tree, text, cfg):
         self.cfg, self.text = cfg, text
+        # ast.get_source_segment splits the whole text on every call: index the lines once.
+        self.data = text.encode("utf-8")
+        self.starts = [0] + [m.end() for m in re.finditer(b"\n", self.data)]
         self.ix = Index(tree)
         self.env = [dict() for _ in self.ix.scopes]
         self.attrs = [dict() for _ in self.ix.classes]
         self.returns = [set() for _ in self.ix.funcs]
-        self.sites = [[] for _ in self.ix.funcs]
-        self.changed = self.recording = False
+        # Per function, its call sites by position (a walk replaces its own).
+        self.sites = [dict() for _ in self.ix.funcs]
+        # Which bodies read which scope / class attributes / result: re-walk only changed ones.
+        ns, nc, nf = len(self.ix.scopes), len(self.ix.classes), len(self.ix.funcs)
+        self.key_base = (0, ns, ns + nc)
+        self.readers = [[] for _ in range(ns + nc + nf)]
+        self.last_reader = [None] * (ns + nc + nf)
+        self.dirty = [True] * nf
+        owner = [None] * ns
+        for fid, f in enumerate(self.ix.funcs):
+            owner[f["scope"]] = fid
+        self.children = [[] for _ in range(nf)]
+        for fid, f in enumerate(self.ix.funcs):
+            sc = self.ix.scopes[f["scope"]]["parent"]
+            while sc is not None:
+                if owner[sc] is not None:
+                    self.children[owner[sc]].append(fid)
+                    break
+                sc = self.ix.scopes[sc]["parent"]
+        self.changed = False
         self.silent = 0
-        self.uses = set()
+        # Per body (0: module level, f + 1: function f), the uses its last walk recorded.
+        self.uses = [set() for _ in range(len(self.ix.funcs) + 1)]
         self.scope, self.func, self.guards, self.tries = 0, None, [], []
         self.seed()
 
@@ -230,20 +252,39 @@ class Analyzer:
             parent = self.ix.scopes[c["scope"]]["parent"] or 0
             self.env[parent].setdefault(c["name"], set()).add(("class", cid))
 
+    def read(self, kind, i):
+        if self.func is None:
+            return
+        k = self.key_base[kind] + i
+        if self.last_reader[k] != self.func:
+            self.last_reader[k] = self.func
+            self.readers[k].append(self.func)
+
+    def touched(self, kind, i):
+        self.changed = True
+        for r in self.readers[self.key_base[kind] + i]:
+            self.dirty[r] = True
+
+    def needs_walk(self, fid):
+        return self.dirty[fid] or any(self.needs_walk(c) for c in self.children[fid])
+
     def run(self, body):
         for _ in range(50):
             self.changed = False
-            self.sites = [[] for _ in self.ix.funcs]
+            self.uses[0].clear()
             self.body(body)
             if not self.changed:
                 break
-        self.recording = True
-        self.body(body)
-        return sorted(self.uses, key=use_key)
+        return sorted(set().union(*self.uses), key=use_key)
+
+    def segment(self, node):
+        start = self.starts[node.lineno - 1] + node.col_offset
+        end = self.starts[node.end_lineno - 1] + node.end_col_offset
+        return self.data[start:end].decode("utf-8")
 
     def record(self, line, target, access, optional, via=None):
-        if self.recording and not self.silent:
-            self.uses.add((line, target, access, optional, via))
+        if not self.silent:
+            self.uses[0 if self.func is None else self.func + 1].add((line, target, access, optional, via))
 
     def guard_for(self, path):
         for p, line in reversed(self.guards):
@@ -264,16 +305,21 @@ class Analyzer:
 
     def lookup(self, name):
         s = self.ix.resolve(self.scope, name)
-        return set(self.env[s].get(name, ())) if s is not None else set()
+        if s is None:
+            return set()
+        self.read(0, s)
+        return set(self.env[s].get(name, ()))
 
     def bind(self, name, vals):
         if not vals:
             return
         s = self.ix.resolve(self.scope, name)
-        slot = self.env[self.scope if s is None else s].setdefault(name, set())
+        s = self.scope if s is None else s
+        slot = self.env[s].setdefault(name, set())
         n = len(slot)
         slot |= vals
-        self.changed |= len(slot) != n
+        if len(slot) != n:
+            self.touched(0, s)
 
     def bind_attr(self, cid, name, vals):
         if not vals:
@@ -281,7 +327,8 @@ class Analyzer:
         slot = self.attrs[cid].setdefault(name, set())
         n = len(slot)
         slot |= vals
-        self.changed |= len(slot) != n
+        if len(slot) != n:
+            self.touched(1, cid)
 
     # -- statements
 
@@ -307,6 +354,10 @@ class Analyzer:
             for d in s.args.defaults + [d for d in s.args.kw_defaults if d is not None]:
                 self.eval(d)
             fid = self.ix.func_at[id(s)]
+            if not self.needs_walk(fid):
+                return
+            self.dirty[fid] = False
+            self.uses[fid + 1].clear()
             saved = (self.scope, self.func, self.guards, self.tries)
             self.scope, self.func, self.guards, self.tries = self.ix.funcs[fid]["scope"], fid, [], []
             self.body(s.body)
@@ -372,7 +423,8 @@ class Analyzer:
                     slot = self.returns[self.func]
                     n = len(slot)
                     slot |= vals
-                    self.changed |= len(slot) != n
+                    if len(slot) != n:
+                        self.touched(2, self.func)
         elif isinstance(s, ast.Import):
             self.do_import(s)
         elif isinstance(s, ast.ImportFrom):
@@ -633,10 +685,13 @@ class Analyzer:
         if fid is not None:
             kind = self.ix.funcs[fid]["kind"]
             if kind == "property":
+                self.read(2, fid)
                 return set(self.returns[fid])
             return {("func", fid)} if kind == "static" else {("bound", fid)}
         out = set()
         for c in self.ix.lineage(cid):
+            self.read(1, c)
+            self.read(0, self.ix.classes[c]["scope"])
             out |= self.attrs[c].get(name, set())
             out |= self.env[self.ix.classes[c]["scope"]].get(name, set())
         return out
@@ -682,16 +737,18 @@ class Analyzer:
                 self.record(line, ("native", v[1], "class"), ("call", shape), self.guard_for(v[1]))
                 out.add(("inst", v[1]))
             elif k == "func":
-                self.bind_call(v[1], 0, args, line)
+                self.bind_call(v[1], 0, args, c)
+                self.read(2, v[1])
                 out |= self.returns[v[1]]
             elif k == "bound":
                 f = self.ix.funcs[v[1]]
-                self.bind_call(v[1], 1 if f["kind"] in ("method", "property", "classmethod") else 0, args, line)
+                self.bind_call(v[1], 1 if f["kind"] in ("method", "property", "classmethod") else 0, args, c)
+                self.read(2, v[1])
                 out |= self.returns[v[1]]
             elif k == "class":
                 init = self.ix.method(v[1], "__init__")
                 if init is not None:
-                    self.bind_call(init, 1, args, line)
+                    self.bind_call(init, 1, args, c)
                 out.add(("obj", v[1]))
         return out
 
@@ -706,7 +763,7 @@ class Analyzer:
             star = [a for a in args[0] if a[1]]
             fwd = len(star) == 1 and isinstance(star[0][2], ast.Name) and star[0][2].id == f["vararg"]
             if param is not None and fwd:
-                for site_line, bound, extra in self.sites[self.func]:
+                for _, (site_line, bound, extra) in sorted(self.sites[self.func].items()):
                     if any(i == param and m in vals for i, vals in bound):
                         s = shape
                         if extra is not None:
@@ -717,7 +774,8 @@ class Analyzer:
         for s, via in forwarded:
             self.record(line, target, ("call", s), guard, via)
 
-    def bind_call(self, fid, skip, args, line):
+    def bind_call(self, fid, skip, args, c):
+        line = c.lineno
         f = self.ix.funcs[fid]
         params = f["params"]
         npos = sum(1 for _, kw in params if not kw)
@@ -740,14 +798,18 @@ class Analyzer:
         for at, vals in bound:
             self.bind(params[at][0], set(vals))
         self.scope = saved
-        if not self.recording and not self.silent:
-            self.sites[fid].append((line, bound, extra))
+        if not self.silent:
+            key, site = (c.lineno, c.col_offset), (line, bound, extra)
+            if self.sites[fid].get(key) != site:
+                self.sites[fid][key] = site
+                self.dirty[fid] = True
+                self.changed = True
 
     def builtin_call(self, name, c, line):
         a = c.args
         if name == "getattr" and len(a) in (2, 3):
             objs, names = self.eval(a[0]), strings(self.eval(a[1]))
-            probe = (line, ast.get_source_segment(self.text, a[2])) if len(a) == 3 else None
+            probe = (line, self.segment(a[2])) if len(a) == 3 else None
             out = self.eval(a[2]) if len(a) == 3 else set()
             for v in objs:
                 if not names:

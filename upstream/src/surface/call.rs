@@ -2,7 +2,6 @@
 //! of the module's own functions and classes (their parameters and results), and the
 //! builtins that reach attributes by name (getattr, hasattr, setattr, type).
 
-use super::deps::Key;
 use super::expr::Args;
 use super::index::FuncId;
 use super::walk::{Analyzer, CallSite, Member, Val, Vals, builtin_name, strings};
@@ -12,9 +11,8 @@ use ruff_text_size::Ranged;
 
 impl<'a> Analyzer<'a> {
     pub fn call(&mut self, c: &'a ast::ExprCall) -> Vals<'a> {
-        let line = self.line(c);
         if let Some(name) = builtin_name(self, &c.func)
-            && let Some(out) = self.builtin(name, c, line)
+            && let Some(out) = self.builtin(name, c, self.line(c))
         {
             return out;
         }
@@ -25,24 +23,39 @@ impl<'a> Analyzer<'a> {
             }
             other => self.eval(other),
         };
-        let dotted = dotted(&c.func);
+        let special = special(&c.func);
+        if func.is_empty() && special.is_none() {
+            // Nothing to follow into: only the uses inside the arguments count.
+            for a in &c.arguments.args {
+                self.eval(a);
+            }
+            for k in &c.arguments.keywords {
+                self.eval(&k.value);
+            }
+            return Vals::new();
+        }
+        let line = self.line(c);
         let args = self.args(&c.arguments);
-        match dotted.as_deref() {
-            Some("copy.copy" | "copy.deepcopy") => {
+        match special {
+            Some(Special::Copy) => {
                 return args
                     .positional
                     .first()
                     .map(|a| a.0.clone())
                     .unwrap_or_default();
             }
-            Some("importlib.import_module") => return self.dynamic_import(&args, line),
-            _ => {}
+            Some(Special::ImportModule) => return self.dynamic_import(&args, line),
+            None => {}
         }
         let shape = CallShape {
             positional: args.positional.iter().filter(|a| !a.1).count(),
             starred: args.positional.iter().any(|a| a.1),
             keywords: {
-                let mut k: Vec<String> = args.keywords.iter().filter_map(|k| k.0.clone()).collect();
+                let mut k: Vec<String> = args
+                    .keywords
+                    .iter()
+                    .filter_map(|k| k.0.map(str::to_owned))
+                    .collect();
                 k.sort();
                 k
             },
@@ -68,14 +81,12 @@ impl<'a> Analyzer<'a> {
                 }
                 Val::Function(fid) => {
                     self.bind_call(fid, 0, &args, c);
-                    self.deps.read(self.func, Key::Return(fid));
-                    out.extend(self.returns[fid].iter().cloned());
+                    out.extend(self.returns[fid].read(self.func).iter().cloned());
                 }
                 Val::Bound(fid) => {
                     let skip = self.index.funcs[fid].implicit(true);
                     self.bind_call(fid, skip, &args, c);
-                    self.deps.read(self.func, Key::Return(fid));
-                    out.extend(self.returns[fid].iter().cloned());
+                    out.extend(self.returns[fid].read(self.func).iter().cloned());
                 }
                 Val::Class(cid) => {
                     if let Some(init) = self.index.method(cid, "__init__") {
@@ -114,11 +125,11 @@ impl<'a> Analyzer<'a> {
         let mut forwarded = Vec::new();
         if let (Some(fid), Expr::Name(callee)) = (self.func, &*c.func) {
             let f = &self.index.funcs[fid];
-            let param = f.params.iter().position(|(p, _)| p == callee.id.as_str());
+            let param = f.params.iter().position(|(p, _)| *p == callee.id.as_str());
             let star = args.positional.iter().filter(|a| a.1).collect::<Vec<_>>();
             let forwards_varargs = matches!(
                 (&star[..], &f.vararg),
-                ([(_, _, Expr::Name(n))], Some(v)) if n.id.as_str() == v
+                ([(_, _, Expr::Name(n))], Some(v)) if n.id.as_str() == *v
             );
             if let (Some(param), true) = (param, forwards_varargs) {
                 let wanted = Val::Member(m.clone());
@@ -163,7 +174,7 @@ impl<'a> Analyzer<'a> {
         let line = self.line(c);
         let f = &self.index.funcs[fid];
         let (scope, positional) = (f.scope, f.positional());
-        let params: Vec<(String, bool)> = f.params.clone();
+        let params: Vec<(&'a str, bool)> = f.params.clone();
         let mut bound: Vec<(usize, Vals<'a>)> = Vec::new();
         let mut extra = Some(0);
         for (i, (vals, starred, _)) in args.positional.iter().enumerate() {
@@ -189,16 +200,21 @@ impl<'a> Analyzer<'a> {
         let saved = self.scope;
         self.scope = scope;
         for (at, vals) in &bound {
-            self.bind(&params[*at].0, vals.clone());
+            self.bind(params[*at].0, vals.clone());
         }
         self.scope = saved;
-        if !self.recording && self.silent == 0 {
+        if self.silent == 0 {
             let site = CallSite {
                 line,
                 args: bound,
                 extra,
             };
-            self.sites[fid].insert(c.start(), site);
+            // A new or different call changes the shapes the function's forwarded calls get.
+            if self.sites[fid].get(&c.start()) != Some(&site) {
+                self.sites[fid].insert(c.start(), site);
+                self.deps.mark(fid);
+                self.changed = true;
+            }
         }
     }
 
@@ -300,11 +316,24 @@ fn is_class_name(path: &str) -> bool {
         .is_some_and(|c| c.is_ascii_uppercase())
 }
 
-/// `a.b.c` for a name or attribute chain.
-fn dotted(expr: &Expr) -> Option<String> {
-    match expr {
-        Expr::Name(n) => Some(n.id.to_string()),
-        Expr::Attribute(a) => Some(format!("{}.{}", dotted(&a.value)?, a.attr)),
+/// Library calls whose result the analysis follows.
+enum Special {
+    /// `copy.copy(x)` / `copy.deepcopy(x)`: what `x` holds.
+    Copy,
+    /// `importlib.import_module("pkg.mod")`.
+    ImportModule,
+}
+
+fn special(func: &Expr) -> Option<Special> {
+    let Expr::Attribute(a) = func else {
+        return None;
+    };
+    let Expr::Name(base) = &*a.value else {
+        return None;
+    };
+    match (base.id.as_str(), a.attr.as_str()) {
+        ("copy", "copy" | "deepcopy") => Some(Special::Copy),
+        ("importlib", "import_module") => Some(Special::ImportModule),
         _ => None,
     }
 }

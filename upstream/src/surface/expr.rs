@@ -1,7 +1,6 @@
 //! Expressions: what each may hold, and the uses it makes on the way (attribute reads, calls
 //! with their shapes, getattr / hasattr / setattr, constructions, dynamic imports).
 
-use super::deps::Key;
 use super::index::FuncKind;
 use super::walk::{Analyzer, Member, Val, Vals, elements};
 use super::{Access, Guard, On, Target};
@@ -13,7 +12,7 @@ use ruff_python_ast::{self as ast, BoolOp, Expr};
 /// (`None`: `**kwargs`).
 pub(super) struct Args<'a> {
     pub positional: Vec<(Vals<'a>, bool, &'a Expr)>,
-    pub keywords: Vec<(Option<String>, Vals<'a>)>,
+    pub keywords: Vec<(Option<&'a str>, Vals<'a>)>,
 }
 
 impl<'a> Analyzer<'a> {
@@ -152,7 +151,7 @@ impl<'a> Analyzer<'a> {
     pub fn attribute(
         &mut self,
         base: &Vals<'a>,
-        name: &str,
+        name: &'a str,
         line: usize,
         for_call: bool,
     ) -> Vals<'a> {
@@ -162,7 +161,7 @@ impl<'a> Analyzer<'a> {
     pub fn lookup_attr(
         &mut self,
         base: &Vals<'a>,
-        name: &str,
+        name: &'a str,
         line: usize,
         for_call: bool,
         probe: Option<(usize, String)>,
@@ -215,15 +214,12 @@ impl<'a> Analyzer<'a> {
 
     /// An attribute of an instance of a module class: what `self.<name>` was given, a class
     /// attribute, or a method (bound; a property's result).
-    fn object_attr(&mut self, cid: usize, name: &str) -> Vals<'a> {
+    fn object_attr(&mut self, cid: usize, name: &'a str) -> Vals<'a> {
         let mut out = Vals::new();
         if let Some(fid) = self.index.method(cid, name) {
             let f = &self.index.funcs[fid];
             match f.kind {
-                FuncKind::Property => {
-                    self.deps.read(self.func, Key::Return(fid));
-                    out.extend(self.returns[fid].iter().cloned())
-                }
+                FuncKind::Property => out.extend(self.returns[fid].read(self.func).iter().cloned()),
                 FuncKind::Static => {
                     out.insert(Val::Function(fid));
                 }
@@ -233,15 +229,17 @@ impl<'a> Analyzer<'a> {
             }
             return out;
         }
+        let reader = self.func;
         for c in self.index.lineage(cid) {
             let scope = self.index.classes[c].scope;
-            self.deps.read(self.func, Key::Class(c));
-            self.deps.read(self.func, Key::Scope(scope));
-            if let Some(vals) = self.attrs[c].get(name) {
-                out.extend(vals.iter().cloned());
-            }
-            if let Some(vals) = self.env[scope].get(name) {
-                out.extend(vals.iter().cloned());
+            for slots in [&mut self.attrs[c], &mut self.env[scope]] {
+                // A body reads the name even before it has a value: it must see it arrive.
+                let slot = match slots.get_mut(name) {
+                    Some(slot) => slot,
+                    None if reader.is_none() => continue,
+                    None => slots.entry(name).or_default(),
+                };
+                out.extend(slot.read(reader).iter().cloned());
             }
         }
         out
@@ -259,7 +257,7 @@ impl<'a> Analyzer<'a> {
         let keywords = arguments
             .keywords
             .iter()
-            .map(|k| (k.arg.as_ref().map(|a| a.to_string()), self.eval(&k.value)))
+            .map(|k| (k.arg.as_ref().map(|a| a.as_str()), self.eval(&k.value)))
             .collect();
         Args {
             positional,

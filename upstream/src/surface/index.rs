@@ -40,8 +40,8 @@ pub(super) struct Func<'a> {
     pub class: Option<ClassId>,
     pub kind: FuncKind,
     /// Positional parameters, in order, then keyword-only ones (`.1` = keyword-only).
-    pub params: Vec<(String, bool)>,
-    pub vararg: Option<String>,
+    pub params: Vec<(&'a str, bool)>,
+    pub vararg: Option<&'a str>,
 }
 
 impl Func<'_> {
@@ -59,8 +59,8 @@ impl Func<'_> {
     }
 }
 
-pub(super) struct Class {
-    pub name: String,
+pub(super) struct Class<'a> {
+    pub name: &'a str,
     pub scope: ScopeId,
     pub methods: HashMap<String, FuncId>,
     pub bases: Vec<ClassId>,
@@ -69,7 +69,7 @@ pub(super) struct Class {
 pub(super) struct Index<'a> {
     pub scopes: Vec<Scope>,
     pub funcs: Vec<Func<'a>>,
-    pub classes: Vec<Class>,
+    pub classes: Vec<Class<'a>>,
     pub func_at: HashMap<TextSize, FuncId>,
     pub class_at: HashMap<TextSize, ClassId>,
 }
@@ -203,18 +203,18 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 let (outer_scope, outer_class) = (self.scope, self.class);
                 let scope = self.new_scope(false);
                 let p = &f.parameters;
-                let mut params: Vec<(String, bool)> = p
+                let mut params: Vec<(&'a str, bool)> = p
                     .posonlyargs
                     .iter()
                     .chain(&p.args)
-                    .map(|a| (a.parameter.name.to_string(), false))
+                    .map(|a| (a.parameter.name.as_str(), false))
                     .collect();
                 params.extend(
                     p.kwonlyargs
                         .iter()
-                        .map(|a| (a.parameter.name.to_string(), true)),
+                        .map(|a| (a.parameter.name.as_str(), true)),
                 );
-                let vararg = p.vararg.as_ref().map(|v| v.name.to_string());
+                let vararg = p.vararg.as_ref().map(|v| v.name.as_str());
                 let id = self.index.funcs.len();
                 self.index.funcs.push(Func {
                     def: f,
@@ -222,7 +222,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     class: self.class,
                     kind,
                     params: params.clone(),
-                    vararg: vararg.clone(),
+                    vararg,
                 });
                 self.index.func_at.insert(f.range.start(), id);
                 if let Some(cid) = self.class {
@@ -235,11 +235,11 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 for (name, _) in &params {
                     self.local(name);
                 }
-                for extra in [vararg, p.kwarg.as_ref().map(|k| k.name.to_string())]
+                for extra in [vararg, p.kwarg.as_ref().map(|k| k.name.as_str())]
                     .into_iter()
                     .flatten()
                 {
-                    self.local(&extra);
+                    self.local(extra);
                 }
                 self.visit_body(&f.body);
                 (self.scope, self.class) = (outer_scope, outer_class);
@@ -262,7 +262,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 let scope = self.new_scope(true);
                 let id = self.index.classes.len();
                 self.index.classes.push(Class {
-                    name: c.name.to_string(),
+                    name: c.name.as_str(),
                     scope,
                     methods: HashMap::new(),
                     bases: Vec::new(),

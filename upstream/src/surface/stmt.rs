@@ -1,6 +1,5 @@
 //! Statements: bindings, blocks and their guards, function and class bodies in their scopes.
 
-use super::deps::Key;
 use super::guard::{exits, is_type_checking, try_guard};
 use super::walk::{Analyzer, Val, Vals, elements};
 use super::{Access, Target};
@@ -46,12 +45,12 @@ impl<'a> Analyzer<'a> {
                 let Some(&fid) = self.index.func_at.get(&f.range.start()) else {
                     return;
                 };
-                // Unchanged inputs give the same results: no need to walk it again (the
-                // recording pass walks every body).
-                if !self.recording && !self.deps.needs_walk(fid) {
+                // Unchanged inputs give the same results and uses: no need to walk it again.
+                if !self.deps.needs_walk(fid) {
                     return;
                 }
                 self.deps.walking(fid);
+                self.uses[fid + 1].clear();
                 let saved = (
                     self.scope,
                     self.func,
@@ -166,13 +165,7 @@ impl<'a> Analyzer<'a> {
                     if let Some(fid) = self.func
                         && !vals.is_empty()
                     {
-                        let slot = &mut self.returns[fid];
-                        let before = slot.len();
-                        slot.extend(vals);
-                        if slot.len() != before {
-                            self.changed = true;
-                            self.deps.changed(Key::Return(fid));
-                        }
+                        self.changed |= self.returns[fid].extend(vals, &mut self.deps);
                     }
                 }
             }

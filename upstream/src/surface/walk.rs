@@ -1,10 +1,11 @@
 //! The analysis state: abstract values per name, per `self` attribute and per function
-//! result. It walks the whole module until nothing learns a new value (a fixpoint: value sets
-//! only grow and are drawn from the module's own text), then once more to record the uses.
+//! result. It walks the module until nothing learns a new value (a fixpoint: value sets only
+//! grow and are drawn from the module's own text); each walk of a body records its uses anew,
+//! so at the fixpoint every body's last walk saw the final values.
 //! Statements are in `stmt.rs`, expressions in `expr.rs`, calls in `call.rs`, guards in
 //! `guard.rs`, imports in `imports.rs`.
 
-use super::deps::{Deps, Key};
+use super::deps::{Deps, Slot};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
 use super::{Access, Guard, SurfaceConfig, Target, Use};
 use crate::extract::Lines;
@@ -50,6 +51,7 @@ pub(super) type Vals<'a> = BTreeSet<Val<'a>>;
 
 /// A call of a module function: what each parameter received, for calls that forward
 /// `*args` to a native member.
+#[derive(PartialEq)]
 pub(super) struct CallSite<'a> {
     pub line: usize,
     pub args: Vec<(usize, Vals<'a>)>,
@@ -70,18 +72,18 @@ pub(super) struct Analyzer<'a> {
     pub text: &'a str,
     pub lines: Lines,
     pub index: Index<'a>,
-    pub env: Vec<HashMap<String, Vals<'a>>>,
+    pub env: Vec<HashMap<&'a str, Slot<'a>>>,
     /// `self.<name>` per class.
-    pub attrs: Vec<HashMap<String, Vals<'a>>>,
-    pub returns: Vec<Vals<'a>>,
+    pub attrs: Vec<HashMap<&'a str, Slot<'a>>>,
+    pub returns: Vec<Slot<'a>>,
     /// Per function, its calls in the module by where they start (a walk replaces its own).
     pub sites: Vec<BTreeMap<TextSize, CallSite<'a>>>,
     pub deps: Deps,
     pub changed: bool,
-    pub recording: bool,
     /// Above 0 while a test is re-read for its guards: nothing is recorded twice.
     pub silent: usize,
-    pub uses: BTreeSet<Use>,
+    /// Per body, the uses its last walk recorded: `[0]` the module level, `[f + 1]` function f.
+    pub uses: Vec<BTreeSet<Use>>,
     pub scope: ScopeId,
     pub func: Option<FuncId>,
     /// Members guarded by an enclosing `hasattr` (path, line of the test).
@@ -100,14 +102,13 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
         lines: Lines::new(text),
         env: index.scopes.iter().map(|_| HashMap::new()).collect(),
         attrs: index.classes.iter().map(|_| HashMap::new()).collect(),
-        returns: vec![Vals::new(); index.funcs.len()],
+        returns: index.funcs.iter().map(|_| Slot::default()).collect(),
         sites: index.funcs.iter().map(|_| BTreeMap::new()).collect(),
         deps: Deps::new(&index),
+        uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
         index,
         changed: false,
-        recording: false,
         silent: 0,
-        uses: BTreeSet::new(),
         scope: MODULE_SCOPE,
         func: None,
         guards: Vec::new(),
@@ -116,14 +117,14 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
     a.seed();
     for _ in 0..MAX_PASSES {
         a.changed = false;
+        a.uses[0].clear();
         a.body(body);
         if !a.changed {
             break;
         }
     }
-    a.recording = true;
-    a.body(body);
-    a.uses.into_iter().collect()
+    let all: BTreeSet<Use> = a.uses.into_iter().flatten().collect();
+    all.into_iter().collect()
 }
 
 impl<'a> Analyzer<'a> {
@@ -132,7 +133,7 @@ impl<'a> Analyzer<'a> {
         for fid in 0..self.index.funcs.len() {
             let f = &self.index.funcs[fid];
             let parent = self.index.scopes[f.scope].parent.unwrap_or(MODULE_SCOPE);
-            let mut binds = vec![(parent, f.def.name.to_string(), Val::Function(fid))];
+            let mut binds = vec![(parent, f.def.name.as_str(), Val::Function(fid))];
             for (i, (param, _)) in f.params.iter().enumerate() {
                 let val = match (i, f.kind, f.class) {
                     (0, FuncKind::Method | FuncKind::Property, Some(c)) => Some(Val::Object(c)),
@@ -140,15 +141,15 @@ impl<'a> Analyzer<'a> {
                     _ => self
                         .config
                         .roles
-                        .get(param)
+                        .get(*param)
                         .map(|class| Val::Instance(class.clone())),
                 };
                 if let Some(v) = val {
-                    binds.push((f.scope, param.clone(), v));
+                    binds.push((f.scope, *param, v));
                 }
             }
             for (scope, name, val) in binds {
-                self.env[scope].entry(name).or_default().insert(val);
+                self.env[scope].entry(name).or_default().vals.insert(val);
             }
         }
         for cid in 0..self.index.classes.len() {
@@ -156,10 +157,11 @@ impl<'a> Analyzer<'a> {
             let parent = self.index.scopes[class.scope]
                 .parent
                 .unwrap_or(MODULE_SCOPE);
-            let name = class.name.clone();
+            let name = class.name;
             self.env[parent]
                 .entry(name)
                 .or_default()
+                .vals
                 .insert(Val::Class(cid));
         }
     }
@@ -184,8 +186,9 @@ impl<'a> Analyzer<'a> {
         optional: Option<Guard>,
         via: Option<usize>,
     ) {
-        if self.recording && self.silent == 0 {
-            self.uses.insert(Use {
+        if self.silent == 0 {
+            let body = self.func.map_or(0, |f| f + 1);
+            self.uses[body].insert(Use {
                 line,
                 target,
                 access,
@@ -195,40 +198,35 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    pub fn lookup(&mut self, name: &str) -> Vals<'a> {
+    pub fn lookup(&mut self, name: &'a str) -> Vals<'a> {
         let Some(scope) = self.index.resolve(self.scope, name) else {
             return Vals::new();
         };
-        self.deps.read(self.func, Key::Scope(scope));
-        self.env[scope].get(name).cloned().unwrap_or_default()
+        let (env, reader) = (&mut self.env[scope], self.func);
+        let slot = match env.get_mut(name) {
+            Some(slot) => slot,
+            None if reader.is_none() => return Vals::new(),
+            None => env.entry(name).or_default(),
+        };
+        slot.read(reader).clone()
     }
 
     /// Adds `vals` to what `name` may hold in the scope that binds it.
-    pub fn bind(&mut self, name: &str, vals: Vals<'a>) {
+    pub fn bind(&mut self, name: &'a str, vals: Vals<'a>) {
         if vals.is_empty() {
             return;
         }
         let scope = self.index.resolve(self.scope, name).unwrap_or(self.scope);
-        let slot = self.env[scope].entry(name.to_owned()).or_default();
-        let before = slot.len();
-        slot.extend(vals);
-        if slot.len() != before {
-            self.changed = true;
-            self.deps.changed(Key::Scope(scope));
-        }
+        let slot = self.env[scope].entry(name).or_default();
+        self.changed |= slot.extend(vals, &mut self.deps);
     }
 
-    pub fn bind_attr(&mut self, cid: ClassId, name: &str, vals: Vals<'a>) {
+    pub fn bind_attr(&mut self, cid: ClassId, name: &'a str, vals: Vals<'a>) {
         if vals.is_empty() {
             return;
         }
-        let slot = self.attrs[cid].entry(name.to_owned()).or_default();
-        let before = slot.len();
-        slot.extend(vals);
-        if slot.len() != before {
-            self.changed = true;
-            self.deps.changed(Key::Class(cid));
-        }
+        let slot = self.attrs[cid].entry(name).or_default();
+        self.changed |= slot.extend(vals, &mut self.deps);
     }
 }
 
