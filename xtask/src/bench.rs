@@ -1,11 +1,13 @@
 //! `cargo xtask bench-verify` (hidden; run by hand, release build): `verify --module` against
-//! the same static check in Python with `ast`, side by side in one run, medians.
+//! the same static check in Python with `ast`, side by side in one run, medians. With
+//! `--surface`: `verify --module --surface` against `upstream/bench/surface_ast.py`.
 //! Two views: in-process (read + parse + extract + compare, the work itself) and whole
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
 use crate::verify::Common;
 use crate::{EXIT_ERROR, project_root};
 use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_upstream::surface;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -21,6 +23,9 @@ pub struct Args {
     /// Timed runs per side (after one warm-up).
     #[arg(long, default_value_t = 30)]
     runs: usize,
+    /// Time the native-surface derivation and check instead of the symbol check.
+    #[arg(long)]
+    surface: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -47,11 +52,22 @@ fn ms(d: Duration) -> String {
 fn bench(args: &Args) -> Result<(), String> {
     let runs = args.runs.max(1);
     let (manifest, _, api) = args.common.load()?;
-    let script = project_root().join("upstream/bench/verify_ast.py");
+    let (script, json) = if args.surface {
+        let spec = serde_json::json!({
+            "module": api.upstream.module,
+            "native_module": api.upstream.native_module,
+            "package": api.upstream.package(),
+            "surface": api.surface,
+        });
+        ("surface_ast.py", spec.to_string())
+    } else {
+        let symbols = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
+        ("verify_ast.py", symbols)
+    };
+    let script = project_root().join("upstream/bench").join(script);
     let dir = std::env::temp_dir().join(format!("bench-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let symbols = dir.join("symbols.json");
-    let json = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
+    let symbols = dir.join("declared.json");
     std::fs::write(&symbols, json).map_err(|e| e.to_string())?;
     let result = compare(args, runs, &api, &manifest, &script, &symbols);
     let _ = std::fs::remove_dir_all(&dir);
@@ -91,14 +107,28 @@ fn compare(
                     .collect()
             })
             .unwrap_or_default();
-        Ok::<_, String>((secs, v["mismatches"].as_u64().unwrap_or(u64::MAX)))
+        let found = if args.surface {
+            "failures"
+        } else {
+            "mismatches"
+        };
+        Ok::<_, String>((secs, v[found].as_u64().unwrap_or(u64::MAX)))
     };
     // In-process: the Rust check here, the Python one inside its own loop, same module.
     let rust_once = || {
         let start = Instant::now();
         let source = ModuleSource::read_module(module).map_err(|e| e.to_string())?;
-        let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
-        Ok::<_, String>((start.elapsed(), report.mismatches.len()))
+        let found = if args.surface {
+            let report = surface::check(api, &source).map_err(|e| e.to_string())?;
+            // The text lines too, as the Python side builds them.
+            let lines = report.use_lines().len() + report.failure_lines().len();
+            std::hint::black_box(lines);
+            report.failures.len()
+        } else {
+            let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
+            report.mismatches.len()
+        };
+        Ok::<_, String>((start.elapsed(), found))
     };
     // Rounds alternate the two sides so both see the same machine load.
     rust_once()?;
@@ -128,13 +158,13 @@ fn compare(
     };
     let (mut rust_proc, mut py_proc) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        rust_proc.push(time(
-            Command::new(&exe)
-                .args(["verify", "--manifest"])
-                .arg(manifest)
-                .arg("--module")
-                .arg(module),
-        )?);
+        let mut verify = Command::new(&exe);
+        verify.args(["verify", "--manifest"]).arg(manifest);
+        verify.arg("--module").arg(module);
+        if args.surface {
+            verify.arg("--surface");
+        }
+        rust_proc.push(time(&mut verify)?);
         py_proc.push(time(
             Command::new(&args.python)
                 .arg(script)
@@ -148,17 +178,30 @@ fn compare(
         "bench-verify: {} ({size} bytes), {runs} runs per side, medians",
         module.display()
     );
-    println!("mismatches found: rust {rust_misses}, python ast {py_misses}");
+    let what = if args.surface {
+        "surface failures"
+    } else {
+        "mismatches"
+    };
+    println!("{what} found: rust {rust_misses}, python ast {py_misses}");
     println!("| measure | rust (ruff_python_parser) | python ast | ratio |");
     println!("|---|---|---|---|");
     for (what, r, p) in [
         (
-            "in-process: read + parse + extract + compare",
+            if args.surface {
+                "in-process: read + parse + derive + compare + report lines"
+            } else {
+                "in-process: read + parse + extract + compare"
+            },
             median(rust),
             median(py),
         ),
         (
-            "whole process: `xtask verify --module` vs `python3 verify_ast.py`",
+            if args.surface {
+                "whole process: `xtask verify --module --surface` vs `python3 surface_ast.py`"
+            } else {
+                "whole process: `xtask verify --module` vs `python3 verify_ast.py`"
+            },
             median(rust_proc),
             median(py_proc),
         ),
