@@ -9,6 +9,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ENV_DIR="${MC_TEST_ENV:-$ROOT/.testenv}"
 VENV="$ENV_DIR/venv"
 WHEELS="$ENV_DIR/wheels"
+# Wheels of other flavours, kept apart: `matrix DIR` over $WHEELS must see one flavour only.
+OTHER_WHEELS="$ENV_DIR/wheels-other"
 # The wheel every real-master test runs; its store.so also links libcudart.so.12.
 MOONCAKE_VERSION="0.3.12.post1"
 # Releases the matrix / verify / native-compat tests read.
@@ -22,6 +24,9 @@ BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
 CORES="$ENV_DIR/cores"
 CORE_WHEELS=(mooncake-transfer-engine-cuda13==0.3.11.post1 mooncake-transfer-engine-cuda13==0.3.12.post1)
 CUDA13_RUNTIME=nvidia-cuda-runtime==13.5.37
+# Releases only another flavour ships, for the native-surface tests: 0.3.14's module imports
+# sibling modules no older wheel has (-non-cuda stops at 0.3.13.post1). Read, never installed.
+OTHER_FLAVOUR_WHEELS=(mooncake-transfer-engine-cuda13==0.3.14)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -71,6 +76,14 @@ download_wheels() {
         if ! compgen -G "$WHEELS/${req%%==*}-${req##*==}-*.whl" >/dev/null; then
             log "downloading $req"
             "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$WHEELS" "$req" >&2
+        fi
+    done
+    mkdir -p "$OTHER_WHEELS"
+    for req in "${OTHER_FLAVOUR_WHEELS[@]}"; do
+        local dist="${req%%==*}"
+        if ! compgen -G "$OTHER_WHEELS/${dist//-/_}-${req##*==}-*.whl" >/dev/null; then
+            log "downloading $req"
+            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$OTHER_WHEELS" "$req" >&2
         fi
     done
 }
@@ -123,6 +136,7 @@ cat <<EOF
 export MC_TEST_VENV="$VENV"
 export MC_TEST_PYTHON="$VENV/bin/python"
 export MC_TEST_WHEELS="$WHEELS"
+export MC_TEST_OTHER_WHEELS="$OTHER_WHEELS"
 export MC_TEST_MASTER="$SITE/mooncake/mooncake_master"
 export MC_TEST_HADOLINT="$VENV/bin/hadolint"
 export MC_TEST_CORE_WHEELS="$CORES/wheels"

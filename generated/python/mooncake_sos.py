@@ -25,7 +25,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "de8074f8d7a193bb130609da48e81d942b23ffda7de236191e15645434aaf24f"
+API_FINGERPRINT = "19a695efae2a365e9a471348c9c007f98776ab4d0ef3f75005d1507818baa5e2"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 
 # The contract, as api.toml declares it.
@@ -83,8 +83,8 @@ NATIVE: list[dict[str, Any]] = [
     {"object": "ReplicateConfig", "reason": "the consumer passes config=ReplicateConfig() with replica_num set", "attribute": "replica_num", "instance": True},
     {"object": "MooncakeDistributedStore.put", "reason": "put writes every chunk and manifest with store.put(key, value, config=config)", "overload": "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>"},
     {"object": "MooncakeDistributedStore.get", "reason": "get reads every manifest and chunk with store.get(key)", "overload": "arg0: str"},
-    {"object": "MooncakeDistributedStore.batch_remove", "reason": "cleanup_dataproto removes a stage's keys with store.batch_remove(keys, True)", "overload": "keys: list[str], force: bool = False"},
-    {"object": "MooncakeDistributedStore.get_into_ranges", "reason": "get(rows=...) reads row ranges with store.get_into_ranges; the module's fallback without it fails", "overload": "buffer_ptrs: list[int], all_keys: list[list[str]], all_dst_offsets: list[list[list[int]]], all_src_offsets: list[list[list[int]]], all_sizes: list[list[list[int]]]"},
+    {"object": "MooncakeDistributedStore.batch_remove", "reason": "cleanup_dataproto removes a stage's keys with store.batch_remove(keys, True); probed, but every core has it and a remove per key is slow", "overload": "keys: list[str], force: bool = False"},
+    {"object": "MooncakeDistributedStore.get_into_ranges", "reason": "get(rows=...) reads row ranges with store.get_into_ranges; probed, but the module's fallback without it fails", "overload": "buffer_ptrs: list[int], all_keys: list[list[str]], all_dst_offsets: list[list[list[int]]], all_src_offsets: list[list[list[int]]], all_sizes: list[list[list[int]]]"},
 ]
 
 __all__ = ["FieldSchema", "MooncakeBundleTransfer", "export_ref", "import_ref", "API_FINGERPRINT", "check"]

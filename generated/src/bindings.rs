@@ -22,7 +22,7 @@ pub const UPSTREAM_SHA256: &str = "6f2361e68655784a71348b40b963883ea369553f52e36
 /// The first release whose wheel carries the whole API (`package==version`), if known.
 pub const FIRST_RELEASE: &str = "mooncake-transfer-engine-non-cuda==0.3.12.post1";
 /// sha256 of the canonical contract in api.toml.
-pub const API_FINGERPRINT: &str = "de8074f8d7a193bb130609da48e81d942b23ffda7de236191e15645434aaf24f";
+pub const API_FINGERPRINT: &str = "19a695efae2a365e9a471348c9c007f98776ab4d0ef3f75005d1507818baa5e2";
 /// Everything the runtime checks in the installed module before the first call.
 pub static API: rt::ApiSpec = rt::ApiSpec {
     module: MODULE,

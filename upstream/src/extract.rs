@@ -102,17 +102,17 @@ pub struct FoundDefault {
 }
 
 /// Offsets of line starts, for 1-based line numbers.
-struct Lines(Vec<usize>);
+pub(crate) struct Lines(Vec<usize>);
 
 impl Lines {
-    fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         let starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Self(starts)
     }
 
-    fn line(&self, offset: TextSize) -> usize {
+    pub(crate) fn line(&self, offset: TextSize) -> usize {
         let offset = offset.to_usize();
         self.0.partition_point(|&start| start <= offset)
     }
@@ -125,20 +125,31 @@ struct Extractor<'s> {
 
 /// Parses `source`; a syntax error is a located [`LoadError`].
 pub fn extract(source: &ModuleSource) -> Result<ModuleFacts, LoadError> {
-    let parsed = ruff_python_parser::parse_module(&source.text).map_err(|e| {
-        let (line, col) = line_col(&source.text, e.location.start().to_usize());
-        LoadError::new(
-            format!("{}:{line}:{col}", source.display),
-            format!("Python syntax error: {}", e.error),
-        )
-    })?;
+    Ok(facts(parse(source)?.suite(), source))
+}
+
+/// The facts of a module already parsed.
+pub(crate) fn facts(body: &[Stmt], source: &ModuleSource) -> ModuleFacts {
     let ex = Extractor {
         text: &source.text,
         lines: Lines::new(&source.text),
     };
     let mut facts = ModuleFacts::default();
-    ex.suite(parsed.suite(), &mut facts);
-    Ok(facts)
+    ex.suite(body, &mut facts);
+    facts
+}
+
+/// The module's syntax tree; a syntax error is a located [`LoadError`].
+pub(crate) fn parse(
+    source: &ModuleSource,
+) -> Result<ruff_python_parser::Parsed<ast::ModModule>, LoadError> {
+    ruff_python_parser::parse_module(&source.text).map_err(|e| {
+        let (line, col) = line_col(&source.text, e.location.start().to_usize());
+        LoadError::new(
+            format!("{}:{line}:{col}", source.display),
+            format!("Python syntax error: {}", e.error),
+        )
+    })
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

@@ -3,7 +3,9 @@
 //!
 //! [`source`] reads a `.py` or the module out of a wheel, [`extract`] keeps the module-level
 //! facts, [`check`] compares them with the model into a [`report::Report`]; [`matrix`] does
-//! that across releases, [`pin`] edits api.toml's pin, [`fetch`] downloads the pinned file.
+//! that across releases, [`pin`] edits api.toml's pin, [`fetch`] downloads the pinned file;
+//! [`surface`] derives what the module uses of the native core and of its package and checks it
+//! against the manifest's `[[native]]` and `[[sibling]]` declarations.
 
 pub mod check;
 pub mod core;
@@ -14,6 +16,7 @@ pub mod matrix;
 pub mod pin;
 pub mod report;
 pub mod source;
+pub mod surface;
 pub mod version;
 
 use mooncake_sos_codegen::model::Api;
@@ -24,6 +27,19 @@ use source::{LoadError, ModuleSource};
 pub fn verify(api: &Api, source: &ModuleSource) -> Result<Report, LoadError> {
     let facts = extract::extract(source)?;
     Ok(check::check(api, &facts, &source.display, &source.sha256))
+}
+
+/// [`verify`] and [`surface::check`] over one parse of `source`.
+pub fn verify_with_surface(
+    api: &Api,
+    source: &ModuleSource,
+) -> Result<(Report, surface::SurfaceReport), LoadError> {
+    let parsed = extract::parse(source)?;
+    let facts = extract::facts(parsed.suite(), source);
+    let report = check::check(api, &facts, &source.display, &source.sha256);
+    let config = surface::SurfaceConfig::from_api(api);
+    let derived = surface::derive_parsed(parsed.suite(), source, &config);
+    Ok((report, surface::compare(&api.surface, derived)))
 }
 
 /// The report line when `source` is not the file api.toml pins, else `None`.

@@ -1,5 +1,6 @@
 //! `cargo xtask bench-verify` (hidden; run by hand, release build): `verify --module` against
-//! the same static check in Python with `ast`, side by side in one run, medians.
+//! the same static check in Python with `ast`, side by side in one run, medians. With
+//! `--surface`: `verify --module --surface` against `upstream/bench/surface_ast.py`.
 //! Two views: in-process (read + parse + extract + compare, the work itself) and whole
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
@@ -7,6 +8,7 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{ManifestArg, repo_root};
 use mooncake_sos_codegen::model::Api;
 use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_upstream::surface;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,23 +24,25 @@ pub struct Args {
     /// Timed runs per side (after one warm-up).
     #[arg(long, default_value_t = 30)]
     runs: usize,
+    /// Time the native-surface derivation and check instead of the symbol check.
+    #[arg(long)]
+    surface: bool,
     #[command(flatten)]
     manifest: ManifestArg,
 }
 
 pub fn run(args: &Args) -> Result {
     let manifest = args.manifest.load()?;
-    let script = repo_root()?.join("upstream/bench/verify_ast.py");
-    bench(args, &manifest.path, &manifest.api, &script)
+    bench(args, &manifest.path, &manifest.api)
         .map_err(|message| BadInput(format!("bench-verify: error: {message}")))?;
     Ok(Outcome::Ok)
 }
 
-/// What verify_ast.py prints.
+/// What verify_ast.py and surface_ast.py print: each run's wall time, what they found.
 #[derive(serde::Deserialize)]
 struct AstReport {
-    /// Wall time of each run.
     seconds: Vec<f64>,
+    #[serde(alias = "failures")]
     mismatches: usize,
 }
 
@@ -51,19 +55,29 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-fn bench(
-    args: &Args,
-    manifest: &Path,
-    api: &Api,
-    script: &Path,
-) -> std::result::Result<(), String> {
+fn bench(args: &Args, manifest: &Path, api: &Api) -> std::result::Result<(), String> {
     let runs = args.runs.max(1);
+    let (script, json) = if args.surface {
+        let spec = serde_json::json!({
+            "module": api.upstream.module,
+            "native_module": api.upstream.native_module,
+            "package": api.upstream.package(),
+            "surface": api.surface,
+        });
+        ("surface_ast.py", spec.to_string())
+    } else {
+        let symbols = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
+        ("verify_ast.py", symbols)
+    };
+    let script = repo_root()
+        .map_err(|e| e.0)?
+        .join("upstream/bench")
+        .join(script);
     let dir = std::env::temp_dir().join(format!("bench-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let symbols = dir.join("symbols.json");
-    let json = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
+    let symbols = dir.join("declared.json");
     std::fs::write(&symbols, json).map_err(|e| e.to_string())?;
-    let result = compare(args, runs, api, manifest, script, &symbols);
+    let result = compare(args, runs, api, manifest, &script, &symbols);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -99,8 +113,17 @@ fn compare(
     let rust_once = || {
         let start = Instant::now();
         let source = ModuleSource::read_module(module).map_err(|e| e.to_string())?;
-        let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
-        Ok::<_, String>((start.elapsed(), report.mismatches.len()))
+        let found = if args.surface {
+            let report = surface::check(api, &source).map_err(|e| e.to_string())?;
+            // The text lines too, as the Python side builds them.
+            let lines = report.use_lines().len() + report.failure_lines().len();
+            std::hint::black_box(lines);
+            report.failures.len()
+        } else {
+            let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
+            report.mismatches.len()
+        };
+        Ok::<_, String>((start.elapsed(), found))
     };
     // Rounds alternate the two sides so both see the same machine load.
     rust_once()?;
@@ -130,13 +153,13 @@ fn compare(
     };
     let (mut rust_proc, mut py_proc) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        rust_proc.push(time(
-            Command::new(&exe)
-                .args(["verify", "--manifest"])
-                .arg(manifest)
-                .arg("--module")
-                .arg(module),
-        )?);
+        let mut verify = Command::new(&exe);
+        verify.args(["verify", "--manifest"]).arg(manifest);
+        verify.arg("--module").arg(module);
+        if args.surface {
+            verify.arg("--surface");
+        }
+        rust_proc.push(time(&mut verify)?);
         py_proc.push(time(
             Command::new(&args.python)
                 .arg(script)
@@ -150,17 +173,30 @@ fn compare(
         "bench-verify: {} ({size} bytes), {runs} runs per side, medians",
         module.display()
     );
-    println!("mismatches found: rust {rust_misses}, python ast {py_misses}");
+    let what = if args.surface {
+        "surface failures"
+    } else {
+        "mismatches"
+    };
+    println!("{what} found: rust {rust_misses}, python ast {py_misses}");
     println!("| measure | rust (ruff_python_parser) | python ast | ratio |");
     println!("|---|---|---|---|");
     for (what, r, p) in [
         (
-            "in-process: read + parse + extract + compare",
+            if args.surface {
+                "in-process: read + parse + derive + compare + report lines"
+            } else {
+                "in-process: read + parse + extract + compare"
+            },
             median(rust),
             median(py),
         ),
         (
-            "whole process: `xtask verify --module` vs `python3 verify_ast.py`",
+            if args.surface {
+                "whole process: `xtask verify --module --surface` vs `python3 surface_ast.py`"
+            } else {
+                "whole process: `xtask verify --module` vs `python3 verify_ast.py`"
+            },
             median(rust_proc),
             median(py_proc),
         ),

@@ -13,6 +13,7 @@ mod regen;
 mod upstream;
 mod verify;
 mod verify_python;
+mod verify_surface;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -57,19 +57,27 @@ impl Checked {
     }
 }
 
-/// Checks `source` against every declared symbol; `sha256`: it must also be the pinned file.
+/// Checks `source` against every declared symbol and its native surface against the
+/// declared one (the surface's warnings go to stderr); `sha256`: it must also be the pinned
+/// file.
 pub fn check(api: &Api, source: &ModuleSource, sha256: bool) -> Result<Checked, LoadError> {
-    let report = mooncake_sos_upstream::verify(api, source)?;
-    let mut lines = report.lines();
+    let (symbols, surface) = mooncake_sos_upstream::verify_with_surface(api, source)?;
+    let mut lines = symbols.lines();
     if sha256 && let Some(line) = mooncake_sos_upstream::sha256_mismatch(api, source) {
         lines.push(line);
     }
+    lines.extend(surface.failure_lines());
+    for line in surface.warning_lines() {
+        eprintln!("{line}");
+    }
     let summary = if lines.is_empty() {
         format!(
-            "verify: {} matches api.toml: {} symbols, {} items checked{} (sha256 {})",
+            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules{} (sha256 {})",
             source.display,
             api.symbols.len(),
-            report.items.len(),
+            symbols.items.len(),
+            api.surface.members.len(),
+            api.surface.siblings.len(),
             if sha256 { ", the pinned file" } else { "" },
             &source.sha256[..12]
         )

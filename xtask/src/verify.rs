@@ -25,6 +25,13 @@ pub struct Args {
     /// Also require the file to be the pinned one (its sha256 in api.toml).
     #[arg(long)]
     sha256: bool,
+    /// Print the module's native surface (each use of the native core and of its package's
+    /// modules) and check only that against api.toml.
+    #[arg(long, conflicts_with_all = ["python", "sha256"])]
+    surface: bool,
+    /// With --surface: the surface and the findings as JSON.
+    #[arg(long, requires = "surface")]
+    json: bool,
     #[command(flatten)]
     manifest: ManifestArg,
     #[command(flatten)]
@@ -46,6 +53,9 @@ pub fn run(args: &Args) -> Result {
         let fetch = args.fetch_args.fetcher(&manifest);
         fetch.module(u, &u.commit, Some(&u.sha256))
     }?;
+    if args.surface {
+        return crate::verify_surface::run(api, &source, args.json);
+    }
     let checked = crate::upstream::check(api, &source, args.sha256)?;
     checked.print();
     Ok(if checked.ok() {

@@ -2,6 +2,7 @@
 //! outside the repository, so output is a pure function of it.
 
 pub mod names;
+pub mod native;
 mod validate;
 pub mod values;
 
@@ -20,7 +21,11 @@ pub struct Api {
     pub shim: Shim,
     pub drop: DropCondition,
     pub symbols: Vec<Symbol>,
+    /// What the run-time checkers verify: the required members of `surface` they can express.
     pub native: Vec<NativeRequirement>,
+    /// Everything api.toml declares the module and the consumer use of the native core, and
+    /// the sibling modules the module imports; `verify` compares the module's source with it.
+    pub surface: native::NativeSurface,
     pub images: Vec<Image>,
 }
 
@@ -221,7 +226,7 @@ pub struct BuildPyVariant {
 }
 
 impl Api {
-    /// sha256 of the canonical form of the API part (upstream pin, symbols, native needs):
+    /// sha256 of the canonical form of the API part (upstream pin, symbols, native surface):
     /// the same contract gives the same fingerprint wherever it is rendered.
     pub fn fingerprint(&self) -> String {
         #[derive(Serialize)]
@@ -229,11 +234,13 @@ impl Api {
             upstream: &'a Upstream,
             symbols: &'a [Symbol],
             native: &'a [NativeRequirement],
+            surface: &'a native::NativeSurface,
         }
         let canonical = serde_json::to_string(&Contract {
             upstream: &self.upstream,
             symbols: &self.symbols,
             native: &self.native,
+            surface: &self.surface,
         })
         .unwrap_or_default();
         hex(&Sha256::digest(canonical.as_bytes()))

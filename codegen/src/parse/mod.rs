@@ -21,6 +21,8 @@ pub struct RawManifest {
     #[serde(default)]
     pub native: Vec<S<RawNative>>,
     #[serde(default)]
+    pub sibling: Vec<S<RawSibling>>,
+    #[serde(default)]
     pub image: BTreeMap<String, S<RawImage>>,
 }
 
@@ -37,6 +39,9 @@ pub struct RawUpstream {
     pub raw_base_url: S<String>,
     #[serde(default)]
     pub native_module: Option<S<String>>,
+    /// Parameter name -> the native class whose instance it carries (`store = "..."`).
+    #[serde(default)]
+    pub native_roles: Option<S<BTreeMap<String, S<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -119,6 +124,22 @@ pub struct RawNative {
     pub attribute: Option<S<String>>,
     #[serde(default)]
     pub instance: Option<S<bool>>,
+    #[serde(default)]
+    pub access: Option<S<String>>,
+    #[serde(default, rename = "use")]
+    pub usage: Option<S<String>>,
+    #[serde(default)]
+    pub by: Option<S<String>>,
+    pub reason: S<String>,
+}
+
+/// One `[[sibling]]`: a module of the same package the upstream module imports.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSibling {
+    pub module: S<String>,
+    #[serde(default, rename = "use")]
+    pub usage: Option<S<String>>,
     pub reason: S<String>,
 }
 

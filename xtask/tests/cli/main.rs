@@ -14,3 +14,4 @@ mod manifest_lock;
 mod matrix;
 mod regen;
 mod verify;
+mod verify_surface;

@@ -1,50 +1,12 @@
-//! Native-core requirements and images.
+//! Images.
 
 use super::Validator;
 use crate::model::values::*;
 use crate::model::*;
-use crate::parse::{RawImage, RawManifest, RawNative, S};
+use crate::parse::{RawImage, RawManifest, S};
 use std::collections::BTreeMap;
 
 impl Validator<'_> {
-    pub(super) fn native(&mut self, n: &S<RawNative>) -> NativeRequirement {
-        let r: &RawNative = n.get_ref();
-        let object = self.text(
-            &r.object,
-            is_dotted_name,
-            "native object (a dotted Python name)",
-        );
-        let reason = self.text(&r.reason, |s| !s.trim().is_empty(), "reason (empty)");
-        let check = match (&r.overload, &r.attribute) {
-            (Some(o), None) => {
-                if let Some(i) = &r.instance {
-                    self.error(i, "`instance` applies to attribute checks only");
-                }
-                NativeCheck::Overload(o.get_ref().trim().to_string())
-            }
-            (None, Some(a)) => NativeCheck::Attribute {
-                name: self.text(a, is_python_identifier, "attribute (a Python identifier)"),
-                instance: r.instance.as_ref().is_some_and(|i| *i.get_ref()),
-            },
-            (Some(o), Some(_)) => {
-                self.error(o, "give either overload or attribute, not both");
-                NativeCheck::Overload(String::new())
-            }
-            (None, None) => {
-                self.error(
-                    &r.object,
-                    "a native requirement needs `overload` or `attribute`",
-                );
-                NativeCheck::Overload(String::new())
-            }
-        };
-        NativeRequirement {
-            object,
-            check,
-            reason,
-        }
-    }
-
     pub(super) fn images(&mut self, raw: &RawManifest) -> Vec<Image> {
         let mut dockerfiles = BTreeMap::new();
         let mut variants = BTreeMap::new();

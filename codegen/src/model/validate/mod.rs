@@ -1,8 +1,10 @@
 //! Raw manifest → `Api`. Every rule that serde's shape check cannot express lives here, and
 //! every failure points at the offending value. All problems are collected, not just the first.
-//! Symbols and parameters are in `symbols.rs`, native requirements and images in `images.rs`.
+//! Symbols and parameters are in `symbols.rs`, the native surface in `native.rs`, images in
+//! `images.rs`.
 
 mod images;
+mod native;
 mod symbols;
 
 use super::values::*;
@@ -107,24 +109,26 @@ impl Validator<'_> {
         }
         let drop = self.drop(raw);
         let symbols = self.symbols(&raw.symbol);
-        let native = raw.native.iter().map(|n| self.native(n)).collect();
         let images = self.images(raw);
+        let upstream = Upstream {
+            repo,
+            path,
+            module,
+            native_module,
+            commit,
+            sha256,
+            prs,
+            raw_base_url,
+        };
+        let (surface, native) = self.surface(raw, &upstream);
         Api {
             name,
-            upstream: Upstream {
-                repo,
-                path,
-                module,
-                native_module,
-                commit,
-                sha256,
-                prs,
-                raw_base_url,
-            },
+            upstream,
             shim,
             drop,
             symbols,
             native,
+            surface,
             images,
         }
     }

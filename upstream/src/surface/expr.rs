@@ -1,0 +1,267 @@
+//! Expressions: what each may hold, and the uses it makes on the way (attribute reads, calls
+//! with their shapes, getattr / hasattr / setattr, constructions, dynamic imports).
+
+use super::index::FuncKind;
+use super::walk::{Analyzer, Member, Val, Vals, elements};
+use super::{Access, Guard, On, Target};
+use mooncake_sos_codegen::model::values::is_dotted_name;
+use ruff_python_ast::visitor;
+use ruff_python_ast::{self as ast, BoolOp, Expr};
+
+/// A call's evaluated arguments: positional ones (value, starred, expression), keywords
+/// (`None`: `**kwargs`).
+pub(super) struct Args<'a> {
+    pub positional: Vec<(Vals<'a>, bool, &'a Expr)>,
+    pub keywords: Vec<(Option<&'a str>, Vals<'a>)>,
+}
+
+impl<'a> Analyzer<'a> {
+    pub fn eval(&mut self, e: &'a Expr) -> Vals<'a> {
+        match e {
+            Expr::Name(n) => self.lookup(&n.id),
+            Expr::Attribute(a) => {
+                let base = self.eval(&a.value);
+                let line = self.line(e);
+                self.attribute(&base, &a.attr, line, false)
+            }
+            Expr::Call(c) => self.call(c),
+            Expr::StringLiteral(s) => {
+                let text = s.value.to_str();
+                // Only text that can name an attribute or a module matters.
+                if is_dotted_name(text) {
+                    [Val::Str(text)].into()
+                } else {
+                    Vals::new()
+                }
+            }
+            Expr::Tuple(ast::ExprTuple { elts, .. })
+            | Expr::List(ast::ExprList { elts, .. })
+            | Expr::Set(ast::ExprSet { elts, .. }) => {
+                let items: Vals<'a> = elts
+                    .iter()
+                    .flat_map(|x| self.eval(x))
+                    .filter(|v| !matches!(v, Val::Seq(_)))
+                    .collect();
+                if items.is_empty() {
+                    items
+                } else {
+                    [Val::Seq(items.into_iter().collect())].into()
+                }
+            }
+            Expr::If(i) => {
+                self.eval(&i.test);
+                let (positive, negative) = self.guard_paths(&i.test);
+                let line = self.line(&*i.test);
+                let mut out = self.eval_guarded(positive, line, &i.body);
+                out.extend(self.eval_guarded(negative, line, &i.orelse));
+                out
+            }
+            Expr::BoolOp(b) => {
+                // `hasattr(x, n) and x.n()`: each operand is guarded by the ones before it.
+                let mark = self.guards.len();
+                let mut out = Vals::new();
+                for value in &b.values {
+                    out.extend(self.eval(value));
+                    if b.op == BoolOp::And {
+                        let (positive, _) = self.guard_paths(value);
+                        let line = self.line(value);
+                        self.guards.extend(positive.into_iter().map(|p| (p, line)));
+                    }
+                }
+                self.guards.truncate(mark);
+                out
+            }
+            Expr::Named(n) => {
+                let vals = self.eval(&n.value);
+                self.assign(&n.target, vals.clone());
+                vals
+            }
+            Expr::Await(a) => self.eval(&a.value),
+            Expr::ListComp(ast::ExprListComp {
+                elt, generators, ..
+            })
+            | Expr::SetComp(ast::ExprSetComp {
+                elt, generators, ..
+            })
+            | Expr::Generator(ast::ExprGenerator {
+                elt, generators, ..
+            }) => {
+                self.generators(generators);
+                self.eval(elt);
+                Vals::new()
+            }
+            Expr::DictComp(d) => {
+                self.generators(&d.generators);
+                if let Some(k) = &d.key {
+                    self.eval(k);
+                }
+                self.eval(&d.value);
+                Vals::new()
+            }
+            _ => {
+                visitor::walk_expr(self, e);
+                Vals::new()
+            }
+        }
+    }
+
+    fn eval_guarded(&mut self, paths: Vec<String>, line: usize, e: &'a Expr) -> Vals<'a> {
+        let mark = self.guards.len();
+        self.guards.extend(paths.into_iter().map(|p| (p, line)));
+        let out = self.eval(e);
+        self.guards.truncate(mark);
+        out
+    }
+
+    /// Comprehension targets are bound in the enclosing scope (close enough for typing).
+    fn generators(&mut self, generators: &'a [ast::Comprehension]) {
+        for g in generators {
+            let vals = self.eval(&g.iter);
+            self.assign(&g.target, elements(&vals));
+            for cond in &g.ifs {
+                self.eval(cond);
+            }
+        }
+    }
+
+    /// The native member `name` of `v`, with where it is looked up, if `v` is native.
+    pub fn member_of(&self, v: &Val, name: &str) -> Option<(String, On)> {
+        match v {
+            Val::NativeModule => Some((name.to_owned(), On::Module)),
+            Val::Member(m) if m.on == On::Module => Some((format!("{}.{name}", m.path), On::Class)),
+            Val::ClassOf(c) => Some((format!("{c}.{name}"), On::Class)),
+            Val::Instance(c) => Some((format!("{c}.{name}"), On::Instance)),
+            _ => None,
+        }
+    }
+
+    /// The owner a dynamic use names (`""`: the native module), if `v` is native.
+    pub fn native_owner(&self, v: &Val) -> Option<(String, On)> {
+        match v {
+            Val::NativeModule => Some((String::new(), On::Module)),
+            Val::Member(m) if m.on == On::Module => Some((m.path.clone(), On::Class)),
+            Val::ClassOf(c) => Some((c.clone(), On::Class)),
+            Val::Instance(c) => Some((c.clone(), On::Instance)),
+            _ => None,
+        }
+    }
+
+    /// `base.name`. A native member is recorded as a read unless it is being called (the call
+    /// records it) or `probe` says it came from getattr.
+    pub fn attribute(
+        &mut self,
+        base: &Vals<'a>,
+        name: &'a str,
+        line: usize,
+        for_call: bool,
+    ) -> Vals<'a> {
+        self.lookup_attr(base, name, line, for_call, None)
+    }
+
+    pub fn lookup_attr(
+        &mut self,
+        base: &Vals<'a>,
+        name: &'a str,
+        line: usize,
+        for_call: bool,
+        probe: Option<(usize, String)>,
+    ) -> Vals<'a> {
+        let mut out = Vals::new();
+        for v in base {
+            if let Some((path, on)) = self.member_of(v, name) {
+                if !for_call {
+                    let guard = match &probe {
+                        Some((l, fallback)) => Some(Guard::Getattr {
+                            line: *l,
+                            fallback: fallback.clone(),
+                        }),
+                        None => self.guard_for(&path),
+                    };
+                    let target = Target::Native {
+                        path: path.clone(),
+                        on,
+                    };
+                    self.record(line, target, Access::Read, guard);
+                }
+                out.insert(Val::Member(Member {
+                    path,
+                    on,
+                    probe: probe.clone(),
+                }));
+                continue;
+            }
+            match v {
+                Val::Package(p) => {
+                    let full = format!("{p}.{name}");
+                    let native = &self.config.native_module;
+                    if &full == native {
+                        out.insert(Val::NativeModule);
+                    } else if native.starts_with(&format!("{full}.")) {
+                        out.insert(Val::Package(full));
+                    }
+                }
+                Val::Object(cid) => out.extend(self.object_attr(*cid, name)),
+                Val::Class(cid) => {
+                    if let Some(fid) = self.index.method(*cid, name) {
+                        out.insert(Val::Function(fid));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// An attribute of an instance of a module class: what `self.<name>` was given, a class
+    /// attribute, or a method (bound; a property's result).
+    fn object_attr(&mut self, cid: usize, name: &'a str) -> Vals<'a> {
+        let mut out = Vals::new();
+        if let Some(fid) = self.index.method(cid, name) {
+            let f = &self.index.funcs[fid];
+            match f.kind {
+                FuncKind::Property => out.extend(self.returns[fid].read(self.func).iter().cloned()),
+                FuncKind::Static => {
+                    out.insert(Val::Function(fid));
+                }
+                _ => {
+                    out.insert(Val::Bound(fid));
+                }
+            }
+            return out;
+        }
+        let reader = self.func;
+        for c in self.index.lineage(cid) {
+            let scope = self.index.classes[c].scope;
+            for slots in [&mut self.attrs[c], &mut self.env[scope]] {
+                // A body reads the name even before it has a value: it must see it arrive.
+                let slot = match slots.get_mut(name) {
+                    Some(slot) => slot,
+                    None if reader.is_none() => continue,
+                    None => slots.entry(name).or_default(),
+                };
+                out.extend(slot.read(reader).iter().cloned());
+            }
+        }
+        out
+    }
+
+    pub fn args(&mut self, arguments: &'a ast::Arguments) -> Args<'a> {
+        let positional = arguments
+            .args
+            .iter()
+            .map(|a| match a {
+                Expr::Starred(s) => (self.eval(&s.value), true, &*s.value),
+                other => (self.eval(other), false, other),
+            })
+            .collect();
+        let keywords = arguments
+            .keywords
+            .iter()
+            .map(|k| (k.arg.as_ref().map(|a| a.as_str()), self.eval(&k.value)))
+            .collect();
+        Args {
+            positional,
+            keywords,
+        }
+    }
+}

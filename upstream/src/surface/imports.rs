@@ -1,0 +1,129 @@
+//! Imports: of the native module (bound as values) and of sibling modules (uses).
+
+use super::expr::Args;
+use super::walk::{Analyzer, Member, Val, Vals, strings};
+use super::{Access, On, Target};
+use ruff_python_ast as ast;
+
+impl<'a> Analyzer<'a> {
+    pub fn import(&mut self, i: &'a ast::StmtImport) {
+        for alias in &i.names {
+            let full = alias.name.as_str();
+            let line = self.line(alias);
+            if self.is_sibling(full) {
+                let guard = self.import_guard(true);
+                let target = Target::Sibling {
+                    module: full.to_owned(),
+                };
+                self.record(line, target, Access::Import, guard);
+            }
+            let native = self.config.native_module.as_str();
+            match &alias.asname {
+                Some(name) if full == native => self.bind(name, [Val::NativeModule].into()),
+                Some(_) => {}
+                None => {
+                    let first = full.split('.').next().unwrap_or(full);
+                    if native == first {
+                        self.bind(first, [Val::NativeModule].into());
+                    } else if native.starts_with(&format!("{first}.")) {
+                        self.bind(first, [Val::Package(first.to_owned())].into());
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn import_from(&mut self, i: &'a ast::StmtImportFrom) {
+        let base = self.absolute(i.module.as_deref(), i.level);
+        let native = self.config.native_module.clone();
+        for alias in &i.names {
+            let name = alias.name.as_str();
+            let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+            let line = self.line(alias);
+            let full = format!("{base}.{name}");
+            if base == native {
+                let guard = self.import_guard(false);
+                if name == "*" {
+                    let target = Target::Dynamic {
+                        owner: String::new(),
+                        on: On::Module,
+                    };
+                    self.record(line, target, Access::Read, guard);
+                    continue;
+                }
+                let target = Target::Native {
+                    path: name.to_owned(),
+                    on: On::Module,
+                };
+                self.record(line, target, Access::Read, guard.clone());
+                let member = Member {
+                    path: name.to_owned(),
+                    on: On::Module,
+                    probe: None,
+                };
+                self.bind(bound, [Val::Member(member)].into());
+            } else if full == native {
+                self.bind(bound, [Val::NativeModule].into());
+            } else {
+                // `from pkg.mod import x` imports pkg.mod; `from pkg import mod` imports pkg.mod.
+                let module = if base == self.config.package {
+                    full
+                } else {
+                    base.clone()
+                };
+                if self.is_sibling(&module) {
+                    let guard = self.import_guard(true);
+                    let target = Target::Sibling { module };
+                    let statement = self.line(i);
+                    self.record(statement, target, Access::Import, guard);
+                }
+            }
+        }
+    }
+
+    /// `from .x import y` in `pkg.mod` is `pkg.x`.
+    fn absolute(&self, module: Option<&str>, level: u32) -> String {
+        if level == 0 {
+            return module.unwrap_or_default().to_owned();
+        }
+        let mut parts: Vec<&str> = self.config.module.split('.').collect();
+        for _ in 0..level {
+            parts.pop();
+        }
+        let mut base = parts.join(".");
+        if let Some(m) = module {
+            if !base.is_empty() {
+                base.push('.');
+            }
+            base.push_str(m);
+        }
+        base
+    }
+
+    /// Another module of the package: not this module, the native core or a package on the
+    /// way to it.
+    pub fn is_sibling(&self, module: &str) -> bool {
+        let c = self.config;
+        module.starts_with(&format!("{}.", c.package))
+            && module != c.module
+            && module != c.native_module
+            && !c.native_module.starts_with(&format!("{module}."))
+    }
+    /// `importlib.import_module("pkg.mod")` / `__import__("pkg.mod")`.
+    pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals<'a> {
+        let Some((names, _, _)) = args.positional.first() else {
+            return Vals::new();
+        };
+        let mut out = Vals::new();
+        for module in strings(names) {
+            if module == self.config.native_module {
+                out.insert(Val::NativeModule);
+            } else if self.is_sibling(module) {
+                let guard = self.import_guard(true);
+                let module = module.to_owned();
+                self.record(line, Target::Sibling { module }, Access::Import, guard);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,213 @@
+//! Statements: bindings, blocks and their guards, function and class bodies in their scopes.
+
+use super::guard::{exits, is_type_checking, try_guard};
+use super::walk::{Analyzer, Val, Vals, elements};
+use super::{Access, Target};
+use ruff_python_ast::visitor;
+use ruff_python_ast::{self as ast, Expr, Stmt};
+
+impl<'a> Analyzer<'a> {
+    pub fn body(&mut self, stmts: &'a [Stmt]) {
+        let mark = self.guards.len();
+        for stmt in stmts {
+            self.stmt(stmt);
+            // `if not hasattr(obj, name): continue` guards the rest of the block.
+            if let Stmt::If(s) = stmt
+                && s.elif_else_clauses.is_empty()
+                && exits(&s.body)
+            {
+                let (_, negative) = self.guard_paths(&s.test);
+                let line = self.line(&*s.test);
+                self.guards.extend(negative.into_iter().map(|p| (p, line)));
+            }
+        }
+        self.guards.truncate(mark);
+    }
+
+    fn guarded(&mut self, paths: Vec<String>, line: usize, stmts: &'a [Stmt]) {
+        let mark = self.guards.len();
+        self.guards.extend(paths.into_iter().map(|p| (p, line)));
+        self.body(stmts);
+        self.guards.truncate(mark);
+    }
+
+    pub fn stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(f) => {
+                for d in &f.decorator_list {
+                    self.eval(&d.expression);
+                }
+                for p in f.parameters.iter_non_variadic_params() {
+                    if let Some(d) = &p.default {
+                        self.eval(d);
+                    }
+                }
+                let Some(&fid) = self.index.func_at.get(&f.range.start()) else {
+                    return;
+                };
+                // Unchanged inputs give the same results and uses: no need to walk it again.
+                if !self.deps.needs_walk(fid) {
+                    return;
+                }
+                self.deps.walking(fid);
+                self.uses[fid + 1].clear();
+                let saved = (
+                    self.scope,
+                    self.func,
+                    std::mem::take(&mut self.guards),
+                    std::mem::take(&mut self.tries),
+                );
+                self.scope = self.index.funcs[fid].scope;
+                self.func = Some(fid);
+                self.body(&f.body);
+                (self.scope, self.func, self.guards, self.tries) = saved;
+            }
+            Stmt::ClassDef(c) => {
+                for d in &c.decorator_list {
+                    self.eval(&d.expression);
+                }
+                if let Some(args) = &c.arguments {
+                    visitor::walk_arguments(self, args);
+                }
+                let Some(&cid) = self.index.class_at.get(&c.range.start()) else {
+                    return;
+                };
+                let saved = self.scope;
+                self.scope = self.index.classes[cid].scope;
+                self.body(&c.body);
+                self.scope = saved;
+            }
+            Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
+                ([Expr::Tuple(t)], Expr::Tuple(v)) if t.elts.len() == v.elts.len() => {
+                    for (target, value) in t.elts.iter().zip(&v.elts) {
+                        let vals = self.eval(value);
+                        self.assign(target, vals);
+                    }
+                }
+                _ => {
+                    let vals = self.eval(&a.value);
+                    for target in &a.targets {
+                        self.assign(target, vals.clone());
+                    }
+                }
+            },
+            Stmt::AnnAssign(a) => {
+                if let Some(v) = &a.value {
+                    let vals = self.eval(v);
+                    self.assign(&a.target, vals);
+                }
+            }
+            Stmt::AugAssign(a) => {
+                self.eval(&a.value);
+                self.eval(&a.target); // read ...
+                self.assign(&a.target, Vals::new()); // ... then write
+            }
+            Stmt::For(f) => {
+                let vals = self.eval(&f.iter);
+                let items = elements(&vals);
+                self.assign(&f.target, items);
+                self.body(&f.body);
+                self.body(&f.orelse);
+            }
+            Stmt::While(w) => {
+                self.eval(&w.test);
+                let (positive, _) = self.guard_paths(&w.test);
+                let line = self.line(&*w.test);
+                self.guarded(positive, line, &w.body);
+                self.body(&w.orelse);
+            }
+            Stmt::If(s) => {
+                self.eval(&s.test);
+                let (positive, negative) = self.guard_paths(&s.test);
+                let line = self.line(&*s.test);
+                if !is_type_checking(&s.test) {
+                    self.guarded(positive, line, &s.body);
+                }
+                // Each elif / else runs only where every test above it failed.
+                let mark = self.guards.len();
+                self.guards.extend(negative.into_iter().map(|p| (p, line)));
+                for clause in &s.elif_else_clauses {
+                    match &clause.test {
+                        Some(test) => {
+                            self.eval(test);
+                            let (p, n) = self.guard_paths(test);
+                            let l = self.line(test);
+                            self.guarded(p, l, &clause.body);
+                            self.guards.extend(n.into_iter().map(|p| (p, l)));
+                        }
+                        None => self.body(&clause.body),
+                    }
+                }
+                self.guards.truncate(mark);
+            }
+            Stmt::Try(t) => {
+                self.tries.push(try_guard(t, &self.lines));
+                self.body(&t.body);
+                self.tries.pop();
+                for ast::ExceptHandler::ExceptHandler(h) in &t.handlers {
+                    self.body(&h.body);
+                }
+                self.body(&t.orelse);
+                self.body(&t.finalbody);
+            }
+            Stmt::With(w) => {
+                for item in &w.items {
+                    let vals = self.eval(&item.context_expr);
+                    if let Some(target) = &item.optional_vars {
+                        self.assign(target, vals);
+                    }
+                }
+                self.body(&w.body);
+            }
+            Stmt::Return(r) => {
+                if let Some(v) = &r.value {
+                    let vals = self.eval(v);
+                    if let Some(fid) = self.func
+                        && !vals.is_empty()
+                    {
+                        self.changed |= self.returns[fid].extend(vals, &mut self.deps);
+                    }
+                }
+            }
+            Stmt::Import(i) => self.import(i),
+            Stmt::ImportFrom(i) => self.import_from(i),
+            Stmt::Expr(e) => {
+                self.eval(&e.value);
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    /// Binds an assignment target; an attribute of a native object is a write.
+    pub fn assign(&mut self, target: &'a Expr, vals: Vals<'a>) {
+        match target {
+            Expr::Name(n) => self.bind(&n.id, vals),
+            Expr::Attribute(a) => {
+                let base = self.eval(&a.value);
+                let line = self.line(target);
+                for v in &base {
+                    match v {
+                        Val::Object(cid) => self.bind_attr(*cid, &a.attr, vals.clone()),
+                        _ => {
+                            if let Some((path, on)) = self.member_of(v, &a.attr) {
+                                let guard = self.guard_for(&path);
+                                self.record(
+                                    line,
+                                    Target::Native { path, on },
+                                    Access::Write,
+                                    guard,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.assign(e, Vals::new())),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.assign(e, Vals::new())),
+            Expr::Starred(s) => self.assign(&s.value, Vals::new()),
+            other => {
+                self.eval(other);
+            }
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The analysis state: abstract values per name, per `self` attribute and per function
+//! result. It walks the module until nothing learns a new value (a fixpoint: value sets only
+//! grow and are drawn from the module's own text); each walk of a body records its uses anew,
+//! so at the fixpoint every body's last walk saw the final values.
+//! Statements are in `stmt.rs`, expressions in `expr.rs`, calls in `call.rs`, guards in
+//! `guard.rs`, imports in `imports.rs`.
+
+use super::deps::{Deps, Slot};
+use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
+use super::{Access, Guard, SurfaceConfig, Target, Use};
+use crate::extract::Lines;
+use ruff_python_ast::visitor::Visitor;
+use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::{Ranged, TextSize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// What a name may hold, as far as the native surface is concerned.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum Val<'a> {
+    NativeModule,
+    /// A package on the way to the native module (`mooncake` after `import mooncake.store`).
+    Package(String),
+    /// A member of the native module or of a native class or instance, as a value.
+    Member(Member),
+    /// An instance of the native class at this path.
+    Instance(String),
+    /// The class of a native instance (`type(cfg)`).
+    ClassOf(String),
+    /// A string constant that could name an attribute or a module.
+    Str(&'a str),
+    /// A tuple or list literal: iterating it yields these (never a `Seq`: nesting is dropped,
+    /// so `x = [x]` cannot grow without end).
+    Seq(Vec<Val<'a>>),
+    /// An instance of a class the module defines.
+    Object(ClassId),
+    Class(ClassId),
+    Function(FuncId),
+    /// A method reached through an instance (its first parameter is bound).
+    Bound(FuncId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Member {
+    pub path: String,
+    pub on: super::On,
+    /// Set when the value came from `getattr(obj, name, fallback)`.
+    pub probe: Option<(usize, String)>,
+}
+
+pub(super) type Vals<'a> = BTreeSet<Val<'a>>;
+
+/// A call of a module function: what each parameter received, for calls that forward
+/// `*args` to a native member.
+#[derive(PartialEq)]
+pub(super) struct CallSite<'a> {
+    pub line: usize,
+    pub args: Vec<(usize, Vals<'a>)>,
+    /// Positional arguments beyond the named parameters (`None`: the call has `*x`).
+    pub extra: Option<usize>,
+}
+
+/// An enclosing `try` whose handlers swallow attribute or import failures.
+#[derive(Clone, Copy)]
+pub(super) struct TryGuard {
+    pub line: usize,
+    pub attribute: bool,
+    pub import: bool,
+}
+
+pub(super) struct Analyzer<'a> {
+    pub config: &'a SurfaceConfig,
+    pub text: &'a str,
+    pub lines: Lines,
+    pub index: Index<'a>,
+    pub env: Vec<HashMap<&'a str, Slot<'a>>>,
+    /// `self.<name>` per class.
+    pub attrs: Vec<HashMap<&'a str, Slot<'a>>>,
+    pub returns: Vec<Slot<'a>>,
+    /// Per function, its calls in the module by where they start (a walk replaces its own).
+    pub sites: Vec<BTreeMap<TextSize, CallSite<'a>>>,
+    pub deps: Deps,
+    pub changed: bool,
+    /// Above 0 while a test is re-read for its guards: nothing is recorded twice.
+    pub silent: usize,
+    /// Per body, the uses its last walk recorded: `[0]` the module level, `[f + 1]` function f.
+    pub uses: Vec<BTreeSet<Use>>,
+    pub scope: ScopeId,
+    pub func: Option<FuncId>,
+    /// Members guarded by an enclosing `hasattr` (path, line of the test).
+    pub guards: Vec<(String, usize)>,
+    pub tries: Vec<TryGuard>,
+}
+
+/// A ceiling on the fixpoint passes; real modules settle in a handful.
+const MAX_PASSES: usize = 50;
+
+pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<Use> {
+    let index = Index::build(body);
+    let mut a = Analyzer {
+        config,
+        text,
+        lines: Lines::new(text),
+        env: index.scopes.iter().map(|_| HashMap::new()).collect(),
+        attrs: index.classes.iter().map(|_| HashMap::new()).collect(),
+        returns: index.funcs.iter().map(|_| Slot::default()).collect(),
+        sites: index.funcs.iter().map(|_| BTreeMap::new()).collect(),
+        deps: Deps::new(&index),
+        uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
+        index,
+        changed: false,
+        silent: 0,
+        scope: MODULE_SCOPE,
+        func: None,
+        guards: Vec::new(),
+        tries: Vec::new(),
+    };
+    a.seed();
+    for _ in 0..MAX_PASSES {
+        a.changed = false;
+        a.uses[0].clear();
+        a.body(body);
+        if !a.changed {
+            break;
+        }
+    }
+    let all: BTreeSet<Use> = a.uses.into_iter().flatten().collect();
+    all.into_iter().collect()
+}
+
+impl<'a> Analyzer<'a> {
+    /// Definitions, `self` / `cls`, and the parameters the manifest gives a role.
+    fn seed(&mut self) {
+        for fid in 0..self.index.funcs.len() {
+            let f = &self.index.funcs[fid];
+            let parent = self.index.scopes[f.scope].parent.unwrap_or(MODULE_SCOPE);
+            let mut binds = vec![(parent, f.def.name.as_str(), Val::Function(fid))];
+            for (i, (param, _)) in f.params.iter().enumerate() {
+                let val = match (i, f.kind, f.class) {
+                    (0, FuncKind::Method | FuncKind::Property, Some(c)) => Some(Val::Object(c)),
+                    (0, FuncKind::ClassMethod, Some(c)) => Some(Val::Class(c)),
+                    _ => self
+                        .config
+                        .roles
+                        .get(*param)
+                        .map(|class| Val::Instance(class.clone())),
+                };
+                if let Some(v) = val {
+                    binds.push((f.scope, *param, v));
+                }
+            }
+            for (scope, name, val) in binds {
+                self.env[scope].entry(name).or_default().vals.insert(val);
+            }
+        }
+        for cid in 0..self.index.classes.len() {
+            let class = &self.index.classes[cid];
+            let parent = self.index.scopes[class.scope]
+                .parent
+                .unwrap_or(MODULE_SCOPE);
+            let name = class.name;
+            self.env[parent]
+                .entry(name)
+                .or_default()
+                .vals
+                .insert(Val::Class(cid));
+        }
+    }
+
+    pub fn line(&self, node: &impl Ranged) -> usize {
+        self.lines.line(node.start())
+    }
+
+    pub fn source(&self, node: &impl Ranged) -> &'a str {
+        &self.text[node.range()]
+    }
+
+    pub fn record(&mut self, line: usize, target: Target, access: Access, optional: Option<Guard>) {
+        self.record_via(line, target, access, optional, None);
+    }
+
+    pub fn record_via(
+        &mut self,
+        line: usize,
+        target: Target,
+        access: Access,
+        optional: Option<Guard>,
+        via: Option<usize>,
+    ) {
+        if self.silent == 0 {
+            let body = self.func.map_or(0, |f| f + 1);
+            self.uses[body].insert(Use {
+                line,
+                target,
+                access,
+                optional,
+                via,
+            });
+        }
+    }
+
+    pub fn lookup(&mut self, name: &'a str) -> Vals<'a> {
+        let Some(scope) = self.index.resolve(self.scope, name) else {
+            return Vals::new();
+        };
+        let (env, reader) = (&mut self.env[scope], self.func);
+        let slot = match env.get_mut(name) {
+            Some(slot) => slot,
+            None if reader.is_none() => return Vals::new(),
+            None => env.entry(name).or_default(),
+        };
+        slot.read(reader).clone()
+    }
+
+    /// Adds `vals` to what `name` may hold in the scope that binds it.
+    pub fn bind(&mut self, name: &'a str, vals: Vals<'a>) {
+        if vals.is_empty() {
+            return;
+        }
+        let scope = self.index.resolve(self.scope, name).unwrap_or(self.scope);
+        let slot = self.env[scope].entry(name).or_default();
+        self.changed |= slot.extend(vals, &mut self.deps);
+    }
+
+    pub fn bind_attr(&mut self, cid: ClassId, name: &'a str, vals: Vals<'a>) {
+        if vals.is_empty() {
+            return;
+        }
+        let slot = self.attrs[cid].entry(name).or_default();
+        self.changed |= slot.extend(vals, &mut self.deps);
+    }
+}
+
+impl<'a> Visitor<'a> for Analyzer<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        self.stmt(stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        self.eval(expr);
+    }
+
+    fn visit_annotation(&mut self, _expr: &'a Expr) {}
+}
+
+/// The string constants among `vals`.
+pub(super) fn strings<'a>(vals: &Vals<'a>) -> Vec<&'a str> {
+    vals.iter()
+        .filter_map(|v| match v {
+            Val::Str(s) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What iterating a value yields.
+pub(super) fn elements<'a>(vals: &Vals<'a>) -> Vals<'a> {
+    vals.iter()
+        .flat_map(|v| match v {
+            Val::Seq(items) => items.clone(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// The builtins the analysis reads, called by their plain name (not shadowed by the module).
+pub(super) fn builtin_name<'e>(a: &Analyzer<'_>, func: &'e Expr) -> Option<&'e str> {
+    const READ: [&str; 6] = [
+        "getattr",
+        "hasattr",
+        "setattr",
+        "type",
+        "callable",
+        "__import__",
+    ];
+    match func {
+        Expr::Name(n)
+            if READ.contains(&n.id.as_str()) && a.index.resolve(a.scope, &n.id).is_none() =>
+        {
+            Some(n.id.as_str())
+        }
+        _ => None,
+    }
+}
