@@ -2,7 +2,9 @@
 //! HOST:PORT] [--iters N] [--big-iters N]`. Side by side in one run, medians of put and get:
 //! - the Rust bindings vs the same calls from Python (64 MiB, 1 GiB), per store;
 //! - the embedded store vs a raw numpy copy (64 MiB);
-//! - the embedded store vs a pure-Python dict store (64 MiB).
+//! - the embedded store vs a pure-Python dict store (64 MiB);
+//! - with a master: what asking "is the master alive?" costs per call (the kept connection's
+//!   peek the bindings make) beside the connect probe the bindings made before.
 //!
 //! Rust and Python iterations interleave (alternating who goes first), so drift (page cache,
 //! allocator, the master's space accounting) hits both alike.
@@ -179,6 +181,43 @@ fn report_pair(label: &str, bytes: usize, rust: Timing, python: Timing, paired: 
     );
 }
 
+/// Median seconds per call of `f`, over `rounds` rounds of `per_round` calls.
+fn per_call(rounds: usize, per_round: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..per_round {
+            f()?;
+        }
+        samples.push(t.elapsed().as_secs_f64() / per_round as f64);
+    }
+    Ok(median(samples))
+}
+
+/// The liveness check per call on a healthy master, beside a connect per call.
+fn report_liveness(store: &Store, addr: &str) -> Result<()> {
+    let Some(liveness) = store.liveness() else {
+        return Ok(());
+    };
+    let check = per_call(200, 100, || liveness.check(&"bench"))?;
+    let timeout = std::time::Duration::from_secs(2);
+    let connect = per_call(200, 1, || {
+        mooncake_sos_runtime::store::probe("master", addr, timeout)
+    })?;
+    println!();
+    println!("| master liveness, per call (median) | time |");
+    println!("|---|---|");
+    println!(
+        "| kept connection, non-blocking peek (now) | {:.2} µs |",
+        check * 1e6
+    );
+    println!(
+        "| TCP connect to the master (before) | {:.1} µs |",
+        connect * 1e6
+    );
+    Ok(())
+}
+
 fn run(args: Args) -> Result<()> {
     let module = mooncake_sos::load(&PythonEnv::from_env())?;
     Python::attach(|py| -> Result<()> {
@@ -260,6 +299,9 @@ fn run(args: Args) -> Result<()> {
             ep / dp,
             eg / dg
         );
+        if let (Some(addr), Some((_, store))) = (&args.master, stores.get(1)) {
+            report_liveness(store, addr)?;
+        }
         for (_, store) in &stores {
             store.close()?;
         }
