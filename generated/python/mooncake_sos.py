@@ -13,10 +13,8 @@ them: the Rust bindings' runtime does, at load time. Standard library only; Pyth
 
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -326,6 +324,7 @@ def check(module: str = MODULE, native_module: str = NATIVE_MODULE) -> list[str]
 
 def installed(module: str = MODULE) -> dict[str, Any]:
     """What is installed: mooncake distributions, the module file and its sha256."""
+    import hashlib  # here and argparse in main(): the check alone needs neither (~7 ms each)
     from importlib import metadata
 
     dists = sorted(
@@ -370,6 +369,8 @@ def describe(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog=f"python3 -m {SHIM}",
         description=f"Check the installed {MODULE} and its native core against api.toml; exit 1 on a miss.",

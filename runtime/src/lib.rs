@@ -70,6 +70,9 @@ impl Module {
             let _turn = LOAD_TURN
                 .lock_py_attached(py)
                 .unwrap_or_else(PoisonError::into_inner);
+            // The module imports its native core: load that first, where pybind11 may keep
+            // the thread state it sees (see `python::import_native`).
+            python::import_native(py, contract.native_module);
             let module = contract::check(py, contract).map_err(|e| match e {
                 Error::Spec(mut s) if env.venv.is_none() => {
                     s.hint = Some(

@@ -133,6 +133,7 @@ impl Store {
                     .and_then(|env| env.set_item("MC_TCP_BIND_ADDRESS", addr))
                     .context(|| "set MC_TCP_BIND_ADDRESS".into())?;
             }
+            crate::python::import_native(py, "mooncake.store");
             let native = py
                 .import("mooncake.store")
                 .context(|| "import mooncake.store".into())?;
