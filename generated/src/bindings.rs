@@ -57,11 +57,18 @@ impl ToPy for FieldSchema {
         py: Python<'py>,
         m: &Bound<'py, PyAny>,
     ) -> Result<Bound<'py, PyAny>> {
-        rt::Call::function(py, m, "FieldSchema")
-            .kw("codec", &self.codec)
-            .kw("nullable", &self.nullable)
-            .kw("metadata", &self.metadata)
-            .invoke()
+        static MADE: rt::FrozenObjects<FieldSchema> = rt::FrozenObjects::new();
+        MADE.get_or_make(
+            m,
+            self,
+            || {
+                rt::Call::function(py, m, "FieldSchema")
+                    .kw("codec", &self.codec)
+                    .kw("nullable", &self.nullable)
+                    .kw("metadata", &self.metadata)
+                    .invoke()
+            },
+        )
     }
 }
 /// Keyword arguments of `MooncakeBundleTransfer(...)`; a `None` field is left to the module's default.

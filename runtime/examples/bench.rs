@@ -71,25 +71,18 @@ impl Timing {
     }
 }
 
-/// One put + get through the Rust bindings, then release and cleanup (not timed).
+/// One put + get through the Rust bindings, then release and cleanup (not timed). The
+/// options are built once per case, as the Python side builds its `SCHEMA` once.
 fn rust_once(
     py: Python<'_>,
     t: &MooncakeBundleTransfer,
     data: &Bound<'_, PyAny>,
+    (put, get): (&PutOptions, &GetOptions),
 ) -> Result<(f64, f64)> {
-    let put = PutOptions {
-        r#type: Some("dict".into()),
-        field_schemas: Some(field_schemas()),
-        ..Default::default()
-    };
-    let get = GetOptions {
-        r#type: Some("dict".into()),
-        ..Default::default()
-    };
     let t0 = Instant::now();
-    let r = t.put(py, data, &put)?;
+    let r = t.put(py, data, put)?;
     let t1 = Instant::now();
-    let out = t.get(py, &r, &get)?;
+    let out = t.get(py, &r, get)?;
     let t2 = Instant::now();
     t.release_result(py, &out)?;
     t.cleanup_dataproto(py, &r)?;
@@ -126,13 +119,23 @@ fn compare(
     let data = helper
         .call_method1("payload", (bytes,))
         .context(|| "payload".into())?;
+    let put = PutOptions {
+        r#type: Some("dict".into()),
+        field_schemas: Some(field_schemas()),
+        ..Default::default()
+    };
+    let get = GetOptions {
+        r#type: Some("dict".into()),
+        ..Default::default()
+    };
+    let options = (&put, &get);
     // Warm up both paths once (and check the bytes once).
     pair(
         helper
             .call_method1("once", (&pyt, &data, true))
             .context(|| "python once".into())?,
     )?;
-    rust_once(py, &t, &data)?;
+    rust_once(py, &t, &data, options)?;
     let (mut rs, mut ps) = (Vec::new(), Vec::new());
     // Alternate who goes first, so neither always follows the other's cleanup.
     for i in 0..iters {
@@ -144,11 +147,11 @@ fn compare(
             )
         };
         if i % 2 == 0 {
-            rs.push(rust_once(py, &t, &data)?);
+            rs.push(rust_once(py, &t, &data, options)?);
             ps.push(py_once()?);
         } else {
             ps.push(py_once()?);
-            rs.push(rust_once(py, &t, &data)?);
+            rs.push(rust_once(py, &t, &data, options)?);
         }
     }
     // Each Rust iteration against the Python one next to it: drift cancels within a pair.

@@ -10,6 +10,7 @@ pub mod call;
 pub mod contract;
 pub mod embedded;
 pub mod error;
+pub mod frozen;
 pub mod handle;
 pub mod liveness;
 pub mod python;
@@ -25,6 +26,7 @@ pub use call::{Call, Instance};
 pub use contract::Contract;
 pub use embedded::{EmbeddedStore, status};
 pub use error::{Error, PyContext, Result, SpecMismatch};
+pub use frozen::FrozenObjects;
 pub use handle::{
     DataProtoRef, FieldLocation, HANDLE_KIND, HANDLE_SECTIONS, HANDLE_TYPE, HANDLE_VERSION,
     RefHandle, StageRef,

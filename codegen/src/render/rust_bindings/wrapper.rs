@@ -13,7 +13,7 @@ pub(super) fn tokens(api: &Api) -> Result<TokenStream, RenderError> {
     let mut out = Vec::new();
     for symbol in &api.symbols {
         out.push(match &symbol.kind {
-            SymbolKind::Dataclass { fields, .. } => dataclass(&symbol.name, fields)?,
+            SymbolKind::Dataclass { frozen, fields } => dataclass(&symbol.name, *frozen, fields)?,
             SymbolKind::Class { init, methods } => class(&symbol.name, init, methods),
             SymbolKind::Function { params, returns }
             | SymbolKind::Alias {
@@ -68,7 +68,7 @@ fn default_value(p: &Param) -> Result<TokenStream, RenderError> {
     })
 }
 
-fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
+fn dataclass(name: &str, frozen: bool, fields: &[Param]) -> Result<TokenStream, RenderError> {
     let ty = format_ident!("{}", name);
     let names: Vec<_> = fields.iter().map(|f| ident(&f.name)).collect();
     let keys: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
@@ -94,6 +94,20 @@ fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
         " The Python dataclass `{name}`; converts to it when passed to a call."
     ));
     let new_doc = doc(" The required fields; the others take the Python defaults.");
+    let make = quote! {
+        rt::Call::function(py, m, #name)
+            #(.kw(#keys, &self.#names))*
+            .invoke()
+    };
+    // A frozen dataclass cannot change: equal values share one Python object.
+    let convert = if frozen {
+        quote! {
+            static MADE: rt::FrozenObjects<#ty> = rt::FrozenObjects::new();
+            MADE.get_or_make(m, self, || #make)
+        }
+    } else {
+        make
+    };
     Ok(quote! {
         #about
         #[derive(Debug, Clone, PartialEq)]
@@ -110,9 +124,7 @@ fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
 
         impl ToPy for #ty {
             fn to_py<'py>(&self, py: Python<'py>, m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
-                rt::Call::function(py, m, #name)
-                    #(.kw(#keys, &self.#names))*
-                    .invoke()
+                #convert
             }
         }
     })
