@@ -4,6 +4,7 @@
 
 pub mod data;
 pub mod dockerfile;
+pub mod doctored;
 pub mod emulate;
 pub mod scenarios;
 pub mod workload;
