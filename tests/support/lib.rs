@@ -3,8 +3,8 @@
 //! the embedded-store and real-master tests both run.
 
 pub mod data;
-pub mod dockerfile;
-pub mod emulate;
+pub mod docker;
+pub mod process;
 pub mod scenarios;
 pub mod upstream;
 pub mod workload;
