@@ -13,8 +13,8 @@ WHEELS="$ENV_DIR/wheels"
 MOONCAKE_VERSION="0.3.12.post1"
 # Releases the matrix / verify / native-compat tests read.
 MATRIX_VERSIONS=(0.3.11.post1 0.3.12.post1 0.3.13.post1)
-# Wheels the layer-emulation tests build their stand-in base venvs from, offline: the mooncake
-# wheels above are installed --no-deps, so these are the module's own imports.
+# Other wheels in the same cache: the matrix test checks they are not taken for releases.
+# (The docker tests' stand-in images get theirs from scripts/make-base-images.sh.)
 BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -24,7 +24,7 @@ install_debian_libs() {
     if ! ldconfig -p | grep -q 'libibverbs.so.1 '; then
         pkgs+=(libibverbs1 ibverbs-providers)
     fi
-    # The emulated overlay layer downloads with curl, as the image's RUN step does.
+    # `xtask verify --fetch` downloads https URLs with curl.
     if ! command -v curl >/dev/null; then
         pkgs+=(curl ca-certificates)
     fi
