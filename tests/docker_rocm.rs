@@ -240,3 +240,114 @@ fn master_stopped_mid_run_fails_every_client_within_5_s() {
         );
     }
 }
+
+/// (median put seconds, median get seconds) of `rounds` x `repeat` puts and gets of `mib`
+/// MiB between two client containers in `topology`.
+fn round_trip_times(
+    image: &str,
+    topology: &Topology,
+    mib: usize,
+    repeat: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let master = StoreMaster::start(image, topology);
+    let (mib_s, repeat_s) = (mib.to_string(), repeat.to_string());
+    let env = [
+        ("SEED", "9"),
+        ("MIB", mib_s.as_str()),
+        ("REPEAT", repeat_s.as_str()),
+        ("DEADLINE", "60"),
+    ];
+    let mut putter = Client::start(image, topology, &master, "put", &env, None);
+    let handles = putter.wait_for_n("handle: ", repeat, Duration::from_secs(300));
+    let puts: Vec<f64> = putter
+        .wait_for_n("put ok: ", repeat, Duration::from_secs(1))
+        .iter()
+        .map(|l| seconds(l))
+        .collect();
+    let list = format!("[{}]", handles.join(","));
+    let getter = Client::start(
+        image,
+        topology,
+        &master,
+        "get",
+        &[
+            ("SEED", "9"),
+            ("MIB", mib_s.as_str()),
+            ("HANDLE", list.as_str()),
+            ("DEADLINE", "60"),
+        ],
+        None,
+    );
+    let (ok, lines) = getter.finish(Duration::from_secs(300));
+    assert!(ok, "{lines:?}");
+    let gets: Vec<f64> = lines
+        .iter()
+        .filter_map(|(_, l)| l.strip_prefix("get ok: "))
+        .map(seconds)
+        .collect();
+    assert_eq!(gets.len(), repeat, "{lines:?}");
+    assert_eq!(master.key_count(), 0);
+    let (ok, _) = putter.finish(Duration::from_secs(60));
+    assert!(ok);
+    (puts, gets)
+}
+
+/// `... in S s...` -> S
+fn seconds(line: &str) -> f64 {
+    line.split(" in ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {line:?}"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// scripts/bench-docker.sh: 64 MiB between containers on the project's bridge network and
+/// the same programs on the host's loopback, alternating, side by side in one run.
+#[test]
+#[ignore = "a benchmark: scripts/bench-docker.sh runs it"]
+fn bench_round_trip_64_mib_across_containers_and_on_loopback() {
+    const MIB: usize = 64;
+    let (image, _) = built();
+    let mut times: BTreeMap<&str, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for _ in 0..2 {
+        for (name, topology) in [
+            (
+                "bridge network (3 containers)",
+                Topology::Bridge(Network::create()),
+            ),
+            ("host loopback (3 containers)", Topology::Loopback),
+        ] {
+            let (puts, gets) = round_trip_times(&image.tag, &topology, MIB, 5);
+            let entry = times.entry(name).or_default();
+            entry.0.extend(puts);
+            entry.1.extend(gets);
+        }
+    }
+    let gib = MIB as f64 / 1024.0;
+    println!("| topology | put median | put GiB/s | get median | get GiB/s | n |");
+    println!("|---|---|---|---|---|---|");
+    let mut medians = Vec::new();
+    for (name, (puts, gets)) in &times {
+        let (p, g) = (median(puts.clone()), median(gets.clone()));
+        medians.push((p, g));
+        println!(
+            "| {name} | {:.1} ms | {:.2} | {:.1} ms | {:.2} | {} |",
+            p * 1e3,
+            gib / p,
+            g * 1e3,
+            gib / g,
+            puts.len()
+        );
+    }
+    let ((bp, bg), (lp, lg)) = (medians[0], medians[1]);
+    println!(
+        "bridge / loopback time: put {:.2}x, get {:.2}x",
+        bp / lp,
+        bg / lg
+    );
+}

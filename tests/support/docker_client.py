@@ -3,12 +3,14 @@ tests/docker_roundtrip.rs, through the shim the image's check step installed.
 
 usage: python3 docker_client.py put|get|cycle   (settings in the environment, see below)
 
-- put:   contributes a segment, puts the payload with the consumer's call shapes, prints
-         `handle: <export_ref JSON>`, then keeps its segment (the data lives there) until a
-         line arrives on stdin.
-- get:   contributes no segment (the rollout manager's kind), reads HANDLE, gets it back,
-         compares it byte for byte with the payload made from the same SEED, releases the
-         result, cleans the ref up and prints `get ok: ...`.
+- put:   contributes a segment, puts the payload REPEAT times (default 1) with the
+         consumer's call shapes, prints `put ok: ... in S s` each time, then one
+         `handle: <export_ref JSON>` per put, then keeps its segment (the data lives there)
+         until a line arrives on stdin.
+- get:   contributes no segment (the rollout manager's kind), reads HANDLE (one handle or
+         a JSON list of them), gets each back, compares it byte for byte with the payload
+         made from the same SEED, releases the result, cleans the ref up and prints
+         `get ok: ... in S s` (the get call alone).
 - cycle: put, export, import, get and compare in a loop, printing `cycle N ok` each time,
          until something fails; then prints `error: ...` and exits 1.
 
@@ -160,14 +162,18 @@ def put_one(transfer: MooncakeBundleTransfer, value: dict) -> str:
     return json.dumps(export_ref(ref))
 
 
-def get_one(transfer: MooncakeBundleTransfer, handle: str, want: str) -> None:
+def get_one(transfer: MooncakeBundleTransfer, handle: str, want: str) -> float:
+    """Gets and checks one ref; returns the seconds the get itself took."""
+    start = time.perf_counter()
     got = guarded("get", lambda: transfer.get(import_ref(json.loads(handle)), type="dict"))
+    took = time.perf_counter() - start
     try:
         found = digest(got)
         if found != want:
             raise AssertionError(f"payload differs: sha256 {found}, put {want}")
     finally:
         MooncakeBundleTransfer.release_result(got)
+    return took
 
 
 def cleanup(transfer: MooncakeBundleTransfer, handle: str) -> None:
@@ -178,24 +184,29 @@ def main(role: str) -> None:
     seed, mib = int(os.environ["SEED"]), int(os.environ["MIB"])
     value = payload(seed, mib)
     want = digest(value)
-    segment = 0 if role == "get" else (mib + 64) << 21
+    repeat = int(os.environ.get("REPEAT", "1"))
+    # Room for every put, twice over; the getter contributes none (the rollout manager's kind).
+    segment = 0 if role == "get" else (mib * repeat + 64) << 21
     try:
         transfer = MooncakeBundleTransfer(
             guarded("setup", connect, segment), key_prefix="miles-object-store"
         )
         if role == "put":
-            start = time.perf_counter()
-            handle = put_one(transfer, value)
-            print(f"put ok: {mib} MiB in {time.perf_counter() - start:.4f} s", flush=True)
-            print(f"handle: {handle}", flush=True)
+            handles = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                handles.append(put_one(transfer, value))
+                print(f"put ok: {mib} MiB in {time.perf_counter() - start:.4f} s", flush=True)
+            for handle in handles:
+                print(f"handle: {handle}", flush=True)
             sys.stdin.readline()
         elif role == "get":
-            handle = os.environ["HANDLE"]
-            start = time.perf_counter()
-            get_one(transfer, handle, want)
-            took = time.perf_counter() - start
-            cleanup(transfer, handle)
-            print(f"get ok: {mib} MiB in {took:.4f} s, sha256 {want}", flush=True)
+            handles = json.loads(os.environ["HANDLE"])
+            for handle in handles if isinstance(handles, list) else [handles]:
+                handle = json.dumps(handle)
+                took = get_one(transfer, handle, want)
+                cleanup(transfer, handle)
+                print(f"get ok: {mib} MiB in {took:.4f} s, sha256 {want}", flush=True)
         elif role == "cycle":
             n = 0
             while True:

@@ -272,10 +272,21 @@ impl Client {
     /// The rest of the first line starting with `prefix`; panics if the client ends or
     /// `timeout` passes first.
     pub fn wait_for(&mut self, prefix: &str, timeout: Duration) -> String {
+        self.wait_for_n(prefix, 1, timeout).remove(0)
+    }
+
+    /// The rest of the first `n` lines starting with `prefix`, as wait_for.
+    pub fn wait_for_n(&mut self, prefix: &str, n: usize, timeout: Duration) -> Vec<String> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some((_, l)) = self.seen.iter().find(|(_, l)| l.starts_with(prefix)) {
-                return l[prefix.len()..].to_owned();
+            let found: Vec<String> = self
+                .seen
+                .iter()
+                .filter_map(|(_, l)| l.strip_prefix(prefix).map(str::to_owned))
+                .take(n)
+                .collect();
+            if found.len() == n {
+                return found;
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
