@@ -52,6 +52,7 @@ EOF
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 python3 -m http.server --bind 127.0.0.1 --directory "$work/srv" "$port" >/dev/null 2>&1 &
 pids+=($!)
+: > "$work/index"
 python3 scripts/local-index.py "$MC_TEST_WHEELS" > "$work/index" 2>/dev/null &
 pids+=($!)
 until grep -q '^local-index: ' "$work/index"; do sleep 0.2; done

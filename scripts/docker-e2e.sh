@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real image builds and containers on the local Docker engine (docs/emulation.md): makes the
+# Real image builds and containers on the local Docker engine (docs/docker.md): makes the
 # stand-in base images (scripts/make-base-images.sh, cached), then runs the docker test
 # binaries (tests/docker_*.rs): both shipped recipes built by docker/build.py, their failures
 # read from docker's own output, the built image's round trip across containers and a master

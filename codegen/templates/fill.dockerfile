@@ -3,11 +3,10 @@ FROM {{ c.base_image }}:{{ c.base_tag_var() }}
 
 {{ intro }}
 {{ c.drop_comment }}
-# One ARG instruction: every instruction is a build step (a container and a commit).
+# One ARG instruction for several: every instruction is a build step (a container, a commit).
 # {{ c.arg_prefix }}_PIP_INDEX_URL: the package index the fill downloads from (a mirror, say).
 ARG MOONCAKE_VERSION={{ fill_version }} \
-    {{ c.arg_prefix }}_PIP_INDEX_URL=https://pypi.org/simple \
-    {{ c.arg_prefix }}_SHIM_DIR=/opt/{{ name }}
+    {{ c.arg_prefix }}_PIP_INDEX_URL=https://pypi.org/simple
 # The loop is `cp -n` with one meaning on every coreutils: cp -n's exit status on a skipped
 # file changed between releases.
 RUN set -eu; \

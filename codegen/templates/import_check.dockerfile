@@ -1,3 +1,7 @@
+# The shim's directory in the image, and what the check does without a GPU driver (below).
+ARG {{ c.arg_prefix }}_SHIM_DIR=/opt/{{ c.name }} \
+    {{ c.arg_prefix }}_BUILDER_HAS_NO_DRIVER=0 \
+    {{ c.arg_prefix }}_DRIVER_STUB=/usr/local/cuda/lib64/stubs/libcuda.so
 COPY {{ c.shim_copy_from }} {{ c.var("SHIM_DIR") }}/{{ c.shim_file }}
 # Build-time check: load the native core ({{ c.native_module }}), import every symbol api.toml lists
 # and each class's methods, install the shim and run its full check (parameters, defaults,
@@ -10,8 +14,6 @@ COPY {{ c.shim_copy_from }} {{ c.var("SHIM_DIR") }}/{{ c.shim_file }}
 # if the build arg {{ c.arg_prefix }}_BUILDER_HAS_NO_DRIVER=1 says this builder cannot load it;
 # anything else missing: the core is broken. The log says which case ran and what it did not
 # prove. Whatever else needs the loaded core (the shim's full check) runs where `$load` is yes.
-ARG {{ c.arg_prefix }}_BUILDER_HAS_NO_DRIVER=0 \
-    {{ c.arg_prefix }}_DRIVER_STUB=/usr/local/cuda/lib64/stubs/libcuda.so
 RUN set -eu; \
     say() { echo "{{ c.name }} check: $*"; }; \
     fail() { echo "{{ c.name }} check: error: $*" >&2; exit 1; }; \

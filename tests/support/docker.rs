@@ -142,6 +142,12 @@ impl Build {
         let (status, log) = run_logged(cmd, Duration::from_secs(30 * 60))
             .unwrap_or_else(|e| panic!("docker/build.py: {e}"));
         let log = strip_ansi(&log);
+        // Docker only warns about a build arg no ARG declares: a mistyped override would
+        // quietly test the default.
+        assert!(
+            !log.contains("were not consumed"),
+            "a build arg the recipe does not declare:\n{log}"
+        );
         match status {
             Some(s) if s.success() => Built {
                 image: Some(Image { tag }),
