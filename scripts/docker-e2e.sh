@@ -38,7 +38,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eval "$(bash scripts/setup-test-env.sh)" || { failed=1; finish; }
+test_env="$(bash scripts/setup-test-env.sh)" || { failed=1; finish; }
+eval "$test_env"
 start=$SECONDS
 if ! bash scripts/make-base-images.sh; then
     echo "docker-e2e: the stand-in base images could not be made" >&2

@@ -6,7 +6,8 @@ usage: scripts/local-index.py [--port PORT] WHEEL_OR_DIR...
 Lays out <tmp>/simple/<project>/index.html (one link per wheel, with its sha256) over
 <tmp>/files/ (links to the given wheels), serves the tree on 127.0.0.1 with http.server,
 prints `local-index: http://127.0.0.1:PORT/simple/` on stdout once it listens, logs every
-request on stderr, and serves until it is terminated. A build reaches it with
+request on stderr, and serves until it is terminated or its parent process ends (then it
+removes its tree too). A build reaches it with
 `docker build --network host --build-arg MOONCAKE_SOS_PIP_INDEX_URL=<that URL>` (pip
 treats loopback as a secure origin, so no --trusted-host is needed).
 """
@@ -19,9 +20,12 @@ import hashlib
 import html
 import http.server
 import re
+import os
 import signal
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 
@@ -91,7 +95,15 @@ def main() -> int:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
         # SIGTERM ends the serve loop like Ctrl-C, so the temp tree is removed.
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        parent = os.getppid()
+
+        def watch_parent() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            server.shutdown()
+
+        threading.Thread(target=watch_parent, daemon=True).start()
         port = server.server_address[1]
         print(f"local-index: http://127.0.0.1:{port}/simple/", flush=True)
         try:

@@ -169,7 +169,7 @@ trap '[[ -z "$INDEX_PID" ]] || kill "$INDEX_PID" 2>/dev/null; rm -rf "$WORK"' EX
 for req in "${CUDA_PACKAGES[@]}" "${ROCM_PACKAGES[@]}"; do fetch_wheel "$req"; done
 make_debian
 
-self="$(cat "$0" "$ROOT/scripts/cuda-driver-stub.sh" | sha)"
+self="$(cat "$ROOT/scripts/make-base-images.sh" "$ROOT/scripts/cuda-driver-stub.sh" | sha)"
 cuda_inputs="$(printf '%s\n' "$DEBIAN_INPUTS" "$self" "$(sha < "$STANDINS/cuda.Dockerfile")" \
     "$(wheels_digest "${CUDA_PACKAGES[@]}")" | sha)"
 stub_inputs="$(printf '%s\n' "$cuda_inputs" "$(sha < "$STANDINS/cuda-stub.Dockerfile")" | sha)"

@@ -24,7 +24,7 @@ const FAIL_WITHIN: Duration = Duration::from_secs(5);
 
 fn index() -> &'static LocalIndex {
     static INDEX: OnceLock<LocalIndex> = OnceLock::new();
-    INDEX.get_or_init(|| LocalIndex::start_for_process(vec![wheels_dir()]))
+    INDEX.get_or_init(|| LocalIndex::start(&[&wheels_dir()]))
 }
 
 fn fill_version() -> String {

@@ -1,7 +1,6 @@
 //! `scripts/local-index.py` as a test fixture: a PEP 503 index over local wheels on
 //! 127.0.0.1, which a build on the host's network reaches as its pip index.
 
-use crate::dies_with_this_thread;
 use crate::repo_root;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -28,7 +27,8 @@ impl LocalIndex {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("create the request log"));
-        dies_with_this_thread(&mut cmd);
+        // No dies_with_this_thread: the script ends itself (removing its tree) when this
+        // process ends, and a `static` index must outlive the thread that started it.
         let mut child = cmd.spawn().expect("spawn scripts/local-index.py");
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
@@ -55,21 +55,6 @@ impl LocalIndex {
             log,
             _dir: dir,
         }
-    }
-
-    /// Like start, for a `static`: spawned from a thread that lives as long as the test
-    /// binary, since the index dies with the thread that started it.
-    pub fn start_for_process(dirs: Vec<PathBuf>) -> LocalIndex {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-            let _ = tx.send(LocalIndex::start(&dirs));
-            loop {
-                std::thread::park();
-            }
-        });
-        rx.recv()
-            .expect("scripts/local-index.py did not start (see the panic above)")
     }
 
     /// The paths requested so far (`GET /simple/...`, `GET /files/...`).
