@@ -7,8 +7,8 @@
 //! `ReplicateConfig.group_ids`; the 0.3.12.post1 core serves the module. The runs agree.
 
 use mooncake_sos_codegen::load_str;
-use mooncake_sos_tests::dockerfile::run_logged;
-use mooncake_sos_tests::emulate::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_tests::process::run_logged;
 use mooncake_sos_tests::{Master, SETUP_HINT, TestEnv, repo_root};
 use mooncake_sos_upstream::core::needs::{On, Requirement, Usage, Verdict, Why, from_manifest};
 use mooncake_sos_upstream::core::table::{ModuleNeeds, build};

@@ -3,9 +3,9 @@
 //! the embedded-store and real-master tests both run.
 
 pub mod data;
-pub mod dockerfile;
+pub mod docker;
 pub mod doctored;
-pub mod emulate;
+pub mod process;
 pub mod scenarios;
 pub mod workload;
 
