@@ -171,6 +171,12 @@ fn dataclass_fields_without_a_rust_form_are_located_errors() {
             "type = \"bool\", default = \"True\"",
             "type = \"bool\", default = \"'é\"",
             "\"'é\"",
+            "not a Python expression",
+        ),
+        (
+            "type = \"bool\", default = \"True\"",
+            "type = \"bool\", default = \"x + 1\"",
+            "\"x + 1\"",
             "has no Rust value",
         ),
         (
