@@ -1,0 +1,92 @@
+//! Regions of this project that nothing in the manifest renders any more (an image removed,
+//! or moved to another strategy). Removing them silently could delete a layer someone still
+//! relies on; leaving them silently leaves a stale pin in an image. Each is a located error
+//! with the fix, from `regen` and `--check` alike.
+//!
+//! Looked for in the region targets themselves and in the other files of their directories
+//! (`docker/Dockerfile.rocm` after `[image.rocm]` is gone, beside `docker/Dockerfile`). A
+//! file in a directory that holds no region target is not looked at.
+
+use super::paths::Repo;
+use super::regular_files;
+use crate::diag::{Diagnostic, Source};
+use crate::input;
+use crate::region::{self, Region};
+use crate::render::Output;
+use std::collections::BTreeSet;
+
+/// A region of project `name` in a target file (its text as on disk) whose id is not among
+/// those rendered into it; `None` if there is none, or if the markers are broken (reported
+/// when the rendered regions are looked for).
+pub fn in_target(source: &Source, name: &str, rendered: &[&str]) -> Option<Diagnostic> {
+    let regions = region::scan(source).ok()?;
+    let left = regions
+        .iter()
+        .find(|r| r.name == name && !rendered.contains(&r.id.as_str()))?;
+    let only = rendered
+        .iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let why = format!("api.toml renders only {only} into {}", source.name);
+    Some(left_behind(source, left, &why))
+}
+
+/// Regions of project `name` in the files beside the region targets that are not outputs.
+pub fn in_sibling_files(repo: &Repo, name: &str, outputs: &[Output]) -> Vec<Diagnostic> {
+    let outputs_here: BTreeSet<&str> = outputs.iter().map(|o| o.path().as_str()).collect();
+    let dirs: BTreeSet<&str> = outputs
+        .iter()
+        .filter(|o| matches!(o, Output::Region { .. }))
+        .map(|o| o.path().as_str().rsplit_once('/').map_or("", |(d, _)| d))
+        .collect();
+    let mut diags = Vec::new();
+    for dir in dirs {
+        let Some(resolved) = repo.dir(dir) else {
+            continue;
+        };
+        for (file, path) in regular_files(&resolved) {
+            let rel = if dir.is_empty() {
+                file.clone()
+            } else {
+                format!("{dir}/{file}")
+            };
+            if file.starts_with('.') || outputs_here.contains(rel.as_str()) {
+                continue;
+            }
+            let Ok(text) = input::read_text(&path, input::MAX_TEXT_BYTES) else {
+                continue;
+            };
+            if !region::mentions(&text, name) {
+                continue;
+            }
+            let source = Source::new(rel.as_str(), text);
+            match region::scan(&source) {
+                Ok(regions) => {
+                    let why = format!("api.toml renders nothing into {rel} any more");
+                    diags.extend(
+                        regions
+                            .iter()
+                            .filter(|r| r.name == name)
+                            .map(|r| left_behind(&source, r, &why)),
+                    );
+                }
+                Err(d) => diags.push(d),
+            }
+        }
+    }
+    diags
+}
+
+fn left_behind(source: &Source, r: &Region, why: &str) -> Diagnostic {
+    let (first, last) = (
+        region::line_of(&source.text, r.begin_line.start),
+        region::line_of(&source.text, r.end_line.start),
+    );
+    let msg = format!(
+        "region `{} {}` is left behind: {why}; delete lines {first}-{last} (the region and its \
+         markers), or restore what rendered it in api.toml (an [image.*] naming this file)",
+        r.name, r.id
+    );
+    Diagnostic::new(source, r.begin_line.clone(), msg)
+}
