@@ -123,25 +123,21 @@ struct Extractor<'s> {
     lines: Lines,
 }
 
-/// Parses `source`; a syntax error is a located [`LoadError`].
+/// Parses `source` (nesting bounded, on a big stack: [`crate::nesting`]); a syntax error or
+/// a module nested too deeply is a located [`LoadError`].
 pub fn extract(source: &ModuleSource) -> Result<ModuleFacts, LoadError> {
-    let parsed = ruff_python_parser::parse_module(&source.text).map_err(|e| {
-        let (line, col) = line_col(&source.text, e.location.start().to_usize());
-        LoadError::new(
-            format!("{}:{line}:{col}", source.display),
-            format!("Python syntax error: {}", e.error),
-        )
-    })?;
-    let ex = Extractor {
-        text: &source.text,
-        lines: Lines::new(&source.text),
-    };
-    let mut facts = ModuleFacts::default();
-    ex.suite(parsed.suite(), &mut facts);
-    Ok(facts)
+    crate::nesting::with_parsed(source, |parsed| {
+        let ex = Extractor {
+            text: &source.text,
+            lines: Lines::new(&source.text),
+        };
+        let mut facts = ModuleFacts::default();
+        ex.suite(parsed.suite(), &mut facts);
+        facts
+    })
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (

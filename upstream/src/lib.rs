@@ -10,6 +10,7 @@ pub mod default_expr;
 pub mod extract;
 pub mod fetch;
 pub mod matrix;
+pub mod nesting;
 pub mod pin;
 pub mod report;
 pub mod source;
