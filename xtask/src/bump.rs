@@ -38,15 +38,16 @@ fn bump(args: &Args) -> Result<ExitCode, String> {
     let (manifest, text, api) = args.common.load()?;
     // Hold regen's lock from here to the rename, so no regen reads a half-bumped pin, and
     // refuse if the manifest changed between reading and locking it.
-    let lock = std::fs::File::open(&manifest)
-        .and_then(|f| f.lock().map(|()| f))
-        .map_err(|e| {
-            format!(
-                "{}: error: cannot lock the manifest: {e}\n",
-                manifest.display()
-            )
-        })?;
-    if std::fs::read_to_string(&manifest).ok().as_deref() != Some(text.as_str()) {
+    let display = manifest.display().to_string();
+    let lock = mooncake_sos_codegen::input::open_regular(&manifest)
+        .map_err(|e| e.to_string())
+        .and_then(|f| f.lock().map(|()| f).map_err(|e| e.to_string()))
+        .map_err(|e| format!("{display}: error: cannot lock the manifest: {e}\n"))?;
+    if mooncake_sos_codegen::read_manifest(&manifest, &display)
+        .ok()
+        .as_deref()
+        != Some(text.as_str())
+    {
         return Err(format!(
             "{}: error: changed while bump read it; run bump again\n",
             manifest.display()
@@ -84,7 +85,6 @@ fn bump(args: &Args) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(EXIT_DRIFT));
     }
     let edited = pin::set_pin(&text, commit, &source.sha256)?;
-    let display = manifest.display().to_string();
     // The edited manifest must still be valid before anything is written.
     mooncake_sos_codegen::load_str(&display, &edited).map_err(|d| d.to_string())?;
     if edited != text {

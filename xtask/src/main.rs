@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's command line.
 
 mod bench;
+mod bounded;
 mod bump;
 mod matrix;
 mod regen;

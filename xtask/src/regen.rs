@@ -4,7 +4,6 @@ use crate::{EXIT_DRIFT, EXIT_ERROR, project_root};
 use mooncake_sos_codegen::diag::Source;
 use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_codegen::{load_str, render};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -51,16 +50,17 @@ fn regen(manifest: &Path, args: &Args) -> Result<ExitCode, String> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     // One regen at a time per manifest: a second one waits instead of interleaving writes.
-    let lock = File::open(manifest)
-        .map_err(|e| format!("{display}: error: cannot open the manifest: {e}\n"))?;
+    // Only a regular file: a FIFO or a device is refused here, not waited on.
+    let lock = mooncake_sos_codegen::input::open_regular(manifest)
+        .map_err(|e| e.diagnostic(&display, "the manifest").to_string())?;
     let locked = if args.check {
         lock.lock_shared()
     } else {
         lock.lock()
     };
     locked.map_err(|e| format!("{display}: error: cannot lock the manifest: {e}\n"))?;
-    let text = std::fs::read_to_string(manifest)
-        .map_err(|e| format!("{display}: error: cannot read the manifest: {e}\n"))?;
+    let text =
+        mooncake_sos_codegen::read_manifest(manifest, &display).map_err(|d| d.to_string())?;
     let api = load_str(&display, &text).map_err(|d| d.to_string())?;
     let outputs = render::render_all(&api).map_err(|e| format!("error: {e}\n"))?;
     let source = Source::new(display.clone(), text);

@@ -54,8 +54,8 @@ impl Common {
     pub fn load(&self) -> Result<(PathBuf, String, Api), String> {
         let path = self.manifest();
         let display = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{display}: error: cannot read the manifest: {e}\n"))?;
+        let text =
+            mooncake_sos_codegen::read_manifest(&path, &display).map_err(|d| d.to_string())?;
         let api = mooncake_sos_codegen::load_str(&display, &text).map_err(|d| d.to_string())?;
         Ok((path, text, api))
     }

@@ -24,16 +24,11 @@ pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<Ex
         path.push(":");
         path.push(existing);
     }
-    let out = Command::new(python)
-        .args(["-m", &api.shim.module, "--json"])
-        .env("PYTHONPATH", path)
-        .output()
-        .map_err(|e| {
-            format!(
-                "{}: error: cannot run the interpreter: {e}\n",
-                python.display()
-            )
-        })?;
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", &api.shim.module, "--json"])
+        .env("PYTHONPATH", path);
+    let out = crate::bounded::output(&mut cmd, crate::bounded::timeout())
+        .map_err(|e| format!("{}: error: the interpreter: {e}\n", python.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| {
         format!(
