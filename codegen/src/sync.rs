@@ -5,6 +5,8 @@
 mod commit;
 mod leftovers;
 mod paths;
+#[cfg(test)]
+mod tests;
 
 pub use commit::{is_staging_file, write_atomic};
 
@@ -97,6 +99,8 @@ pub fn plan(
     }
     let mut changes = Vec::new();
     let mut seen: BTreeMap<(u64, u64), &RelPath> = BTreeMap::new();
+    // The real files written: a symlink's target is an output, not an orphan or a leftover.
+    let mut targets = BTreeSet::new();
     for (path, outs) in &by_path {
         let resolved = match repo.resolve(path) {
             Ok(r) => r,
@@ -105,6 +109,7 @@ pub fn plan(
                 continue;
             }
         };
+        targets.insert(resolved.target.clone());
         if let Some(id) = resolved.id
             && let Some(other) = seen.insert(id, path)
         {
@@ -136,10 +141,10 @@ pub fn plan(
             Err(d) => diags.push(d),
         }
     }
-    for d in leftovers::in_sibling_files(&repo, name, outputs) {
+    for d in leftovers::in_sibling_files(&repo, name, outputs, &targets) {
         diags.push(d);
     }
-    changes.extend(orphans(&repo, outputs));
+    changes.extend(orphans(&repo, outputs, &targets));
     diags.finish(changes)
 }
 
@@ -259,7 +264,7 @@ fn plan_file(
 /// Generated files (first line names the generator) beside outputs that nothing renders.
 /// Only regular files are looked at (not symlinks, FIFOs or devices), and no bigger than
 /// any output could be.
-fn orphans(repo: &paths::Repo, outputs: &[Output]) -> Vec<Change> {
+fn orphans(repo: &paths::Repo, outputs: &[Output], targets: &BTreeSet<PathBuf>) -> Vec<Change> {
     let owned: BTreeSet<&str> = outputs
         .iter()
         .filter(|o| matches!(o, Output::File { .. }))
@@ -277,7 +282,7 @@ fn orphans(repo: &paths::Repo, outputs: &[Output]) -> Vec<Change> {
         };
         for (name, path) in regular_files(&resolved) {
             let rel = format!("{dir}/{name}");
-            if owned.contains(rel.as_str()) || is_staging_file(&name) {
+            if owned.contains(rel.as_str()) || is_staging_file(&name) || targets.contains(&path) {
                 continue;
             }
             let Ok(text) = input::read_text(&path, input::MAX_TEXT_BYTES) else {

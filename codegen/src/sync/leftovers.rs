@@ -14,6 +14,7 @@ use crate::input;
 use crate::region::{self, Region};
 use crate::render::Output;
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 /// A region of project `name` in a target file (its text as on disk) whose id is not among
 /// those rendered into it; `None` if there is none, or if the markers are broken (reported
@@ -33,7 +34,12 @@ pub fn in_target(source: &Source, name: &str, rendered: &[&str]) -> Option<Diagn
 }
 
 /// Regions of project `name` in the files beside the region targets that are not outputs.
-pub fn in_sibling_files(repo: &Repo, name: &str, outputs: &[Output]) -> Vec<Diagnostic> {
+pub fn in_sibling_files(
+    repo: &Repo,
+    name: &str,
+    outputs: &[Output],
+    targets: &BTreeSet<PathBuf>,
+) -> Vec<Diagnostic> {
     let outputs_here: BTreeSet<&str> = outputs.iter().map(|o| o.path().as_str()).collect();
     let dirs: BTreeSet<&str> = outputs
         .iter()
@@ -51,7 +57,10 @@ pub fn in_sibling_files(repo: &Repo, name: &str, outputs: &[Output]) -> Vec<Diag
             } else {
                 format!("{dir}/{file}")
             };
-            if file.starts_with('.') || outputs_here.contains(rel.as_str()) {
+            if file.starts_with('.')
+                || outputs_here.contains(rel.as_str())
+                || targets.contains(&path)
+            {
                 continue;
             }
             let Ok(text) = input::read_text(&path, input::MAX_TEXT_BYTES) else {
