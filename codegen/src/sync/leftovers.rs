@@ -3,9 +3,12 @@
 //! relies on; leaving them silently leaves a stale pin in an image. Each is a located error
 //! with the fix, from `regen` and `--check` alike.
 //!
-//! Looked for in the region targets themselves and in the other files of their directories
-//! (`docker/Dockerfile.rocm` after `[image.rocm]` is gone, beside `docker/Dockerfile`). A
-//! file in a directory that holds no region target is not looked at.
+//! Looked for in the region targets themselves, and in the other files of their directories,
+//! of the root and of the root's subdirectories (`docker/Dockerfile.rocm` after
+//! `[image.rocm]` is gone; every Dockerfile in `docker/` after the last image is): there, a
+//! region counts when its end marker carries a checksum (regen wrote it; a document showing
+//! the marker syntax does not), and a file whose markers do not parse is not ours to judge.
+//! Deeper directories are not looked at.
 
 use super::paths::Repo;
 use super::regular_files;
@@ -33,7 +36,8 @@ pub fn in_target(source: &Source, name: &str, rendered: &[&str]) -> Option<Diagn
     Some(left_behind(source, left, &why))
 }
 
-/// Regions of project `name` in the files beside the region targets that are not outputs.
+/// Regions of project `name` that regen wrote, in the files near the outputs that are not
+/// outputs themselves (see the module's comment for where).
 pub fn in_sibling_files(
     repo: &Repo,
     name: &str,
@@ -41,13 +45,23 @@ pub fn in_sibling_files(
     targets: &BTreeSet<PathBuf>,
 ) -> Vec<Diagnostic> {
     let outputs_here: BTreeSet<&str> = outputs.iter().map(|o| o.path().as_str()).collect();
-    let dirs: BTreeSet<&str> = outputs
+    let mut dirs: BTreeSet<String> = outputs
         .iter()
         .filter(|o| matches!(o, Output::Region { .. }))
-        .map(|o| o.path().as_str().rsplit_once('/').map_or("", |(d, _)| d))
+        .map(|o| {
+            o.path()
+                .as_str()
+                .rsplit_once('/')
+                .map_or("", |(d, _)| d)
+                .to_owned()
+        })
         .collect();
+    dirs.insert(String::new());
+    if let Some(root) = repo.dir("") {
+        dirs.extend(subdirectories(&root));
+    }
     let mut diags = Vec::new();
-    for dir in dirs {
+    for dir in &dirs {
         let Some(resolved) = repo.dir(dir) else {
             continue;
         };
@@ -70,21 +84,33 @@ pub fn in_sibling_files(
                 continue;
             }
             let source = Source::new(rel.as_str(), text);
-            match region::scan(&source) {
-                Ok(regions) => {
-                    let why = format!("api.toml renders nothing into {rel} any more");
-                    diags.extend(
-                        regions
-                            .iter()
-                            .filter(|r| r.name == name)
-                            .map(|r| left_behind(&source, r, &why)),
-                    );
-                }
-                Err(d) => diags.push(d),
-            }
+            let Ok(regions) = region::scan(&source) else {
+                continue;
+            };
+            let why = format!("api.toml renders nothing into {rel} any more");
+            diags.extend(
+                regions
+                    .iter()
+                    .filter(|r| r.name == name && r.stored.is_some())
+                    .map(|r| left_behind(&source, r, &why)),
+            );
         }
     }
     diags
+}
+
+/// The root's subdirectories a region could be in: not hidden, not cargo's `target`, not
+/// symlinks.
+fn subdirectories(root: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.') && n != "target")
+        .collect()
 }
 
 fn left_behind(source: &Source, r: &Region, why: &str) -> Diagnostic {
