@@ -148,6 +148,31 @@ pub fn plan(
     diags.finish(changes)
 }
 
+/// [`plan`] without the file system, for tests and the fuzzer: `file` gives each target's
+/// text (`None`: it does not exist). No path resolution, orphans or files beside the
+/// outputs: the per-file rules only (regions, hand edits, regions left behind in a target).
+pub fn plan_texts(
+    manifest: &Source,
+    name: &str,
+    outputs: &[Output],
+    file: &dyn Fn(&RelPath) -> Option<String>,
+    force: bool,
+) -> Result<Vec<Change>, Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let mut by_path: BTreeMap<&RelPath, Vec<&Output>> = BTreeMap::new();
+    for o in outputs {
+        by_path.entry(o.path()).or_default().push(o);
+    }
+    let mut changes = Vec::new();
+    for (path, outs) in by_path {
+        match plan_file(path, file(path), &outs, manifest, name, force) {
+            Ok(change) => changes.push(change),
+            Err(d) => diags.push(d),
+        }
+    }
+    diags.finish(changes)
+}
+
 /// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
 /// renders `edited` (the manifest's new text; its name as in [`plan`]) and plans every
 /// output against it, plus the manifest itself as the first change. [`apply`] then writes

@@ -8,7 +8,11 @@
 
 use mooncake_sos_codegen::diag::Diagnostic;
 use mooncake_sos_codegen::diag::Source;
+use mooncake_sos_codegen::model::RelPath;
+use mooncake_sos_codegen::render::Output;
+use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_codegen::{load_str, region, render};
+use std::collections::BTreeMap;
 
 pub const API_TOML: &str = include_str!("../../../api.toml");
 pub const DOCKERFILE: &str = include_str!("../../../docker/Dockerfile");
@@ -99,7 +103,7 @@ pub fn check_region(text: &str, id: &str) -> Outcome {
                 assert!(text.is_char_boundary(i), "offset {i} splits a character");
             }
             let _ = found.is_hand_edited(text);
-            let new_body = "RUN true\n";
+            let new_body = "RUN true\nRUN false\n";
             let spliced = region::splice(text, &found, REGION_NAME, id, new_body);
             let again = region::find(
                 &Source::new("Dockerfile", spliced.as_str()),
@@ -107,7 +111,14 @@ pub fn check_region(text: &str, id: &str) -> Outcome {
                 id,
             )
             .unwrap_or_else(|d| panic!("the spliced region is lost: {d}"));
-            assert_eq!(&spliced[again.body.clone()], new_body);
+            // The body takes its begin marker's line ending.
+            let want = if found.crlf {
+                crlf(new_body)
+            } else {
+                new_body.to_owned()
+            };
+            assert_eq!(&spliced[again.body.clone()], want);
+            assert_eq!(region::checksum(&want), region::checksum(new_body));
             assert!(
                 !again.is_hand_edited(&spliced),
                 "a fresh splice reads as hand-edited"
@@ -124,6 +135,76 @@ pub fn check_region(text: &str, id: &str) -> Outcome {
             Outcome::Rejected
         }
     }
+}
+
+/// Every line ending as CRLF.
+pub fn crlf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// The repository's region targets by path, optionally in CRLF.
+pub fn real_targets(in_crlf: bool) -> BTreeMap<String, String> {
+    [
+        ("docker/Dockerfile", DOCKERFILE),
+        ("docker/Dockerfile.rocm", DOCKERFILE_ROCM),
+        ("docker/build.py", BUILD_PY),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_owned(), if in_crlf { crlf(t) } else { t.to_owned() }))
+    .collect()
+}
+
+/// Render, then plan the outputs against `files` (in memory): never a panic; errors located
+/// in the text they name; and a plan that succeeds is a fixed point (planning again
+/// against what it would write changes nothing) whose regions hold exactly the rendered
+/// bodies, in their begin marker's line ending. `None` when the manifest is rejected.
+pub fn check_plan(manifest: &str, files: &BTreeMap<String, String>) -> Option<Outcome> {
+    let api = load_str("api.toml", manifest).ok()?;
+    let outputs = render::render_all(&api).expect("a valid manifest renders");
+    let source = Source::new("api.toml", manifest);
+    let read = |files: &BTreeMap<String, String>, p: &RelPath| files.get(p.as_str()).cloned();
+    let changes = match sync::plan_texts(&source, &api.name, &outputs, &|p| read(files, p), false) {
+        Ok(changes) => changes,
+        Err(diags) => {
+            for d in &diags.0 {
+                let text = d.source.text.to_string();
+                assert_located(d, &d.source.name.clone(), &text);
+                let named = d.source.name == "api.toml" || files.contains_key(&d.source.name);
+                assert!(named, "an error in an unknown file {}", d.source.name);
+            }
+            return Some(Outcome::Rejected);
+        }
+    };
+    let mut written = files.clone();
+    for c in &changes {
+        let new = c.new.clone().expect("no removals without a file system");
+        written.insert(c.path.to_string(), new);
+    }
+    let again = sync::plan_texts(&source, &api.name, &outputs, &|p| read(&written, p), false)
+        .unwrap_or_else(|d| panic!("what a plan writes fails the next plan: {d}"));
+    for c in &again {
+        assert_eq!(c.status, Status::Unchanged, "{} changes twice", c.path);
+    }
+    for o in &outputs {
+        let Output::Region {
+            path,
+            region: id,
+            body,
+        } = o
+        else {
+            continue;
+        };
+        let text = &written[path.as_str()];
+        let found = region::find(&Source::new(path.as_str(), text.as_str()), &api.name, id)
+            .unwrap_or_else(|d| panic!("{path}: the written region is lost: {d}"));
+        let want = if found.crlf { crlf(body) } else { body.clone() };
+        assert_eq!(&text[found.body.clone()], want, "{path}: region {id}");
+        assert!(
+            !found.is_hand_edited(text),
+            "{path}: fresh region reads as hand-edited"
+        );
+    }
+    Some(Outcome::Parsed)
 }
 
 /// Values a mutation may put on the right of `key = `.
@@ -259,7 +340,7 @@ pub fn fuzz_one(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    match mode % 4 {
+    match mode % 8 {
         0 => {
             if let Ok(text) = std::str::from_utf8(rest) {
                 check_manifest(text);
@@ -275,12 +356,29 @@ pub fn fuzz_one(data: &[u8]) {
                 }
             }
         }
-        _ => {
-            let base = [DOCKERFILE, DOCKERFILE_ROCM, BUILD_PY][usize::from(mode / 4) % 3];
+        3 => {
+            let base = [DOCKERFILE, DOCKERFILE_ROCM, BUILD_PY][usize::from(mode / 8) % 3];
             let text = mutate(base, rest, REGION_SNIPPETS);
             for id in REGION_IDS {
                 check_region(&text, id);
             }
+        }
+        // Render and plan: an edited manifest against the real targets (LF or CRLF).
+        4 | 5 => {
+            let manifest = mutate(API_TOML, rest, MANIFEST_SNIPPETS);
+            check_plan(&manifest, &real_targets(mode % 8 == 5));
+        }
+        // The real manifest against an edited target (LF or CRLF).
+        _ => {
+            let mut files = real_targets(mode % 8 == 7);
+            let path = [
+                "docker/Dockerfile",
+                "docker/Dockerfile.rocm",
+                "docker/build.py",
+            ][usize::from(mode / 8) % 3];
+            let text = mutate(&files[path], rest, REGION_SNIPPETS);
+            files.insert(path.to_owned(), text);
+            check_plan(API_TOML, &files);
         }
     }
 }
