@@ -57,6 +57,11 @@ pub const MAX_MESSAGE_CHARS: usize = 240;
 const SNIPPET_CHARS: usize = 160;
 /// A span over more lines than this is shown as its first line.
 const MAX_SNIPPET_LINES: usize = 6;
+/// In a source bigger than this, a snippet is drawn from an excerpt of the span's line
+/// (codespan indexes the whole text it is given, for every diagnostic).
+const BIG_SOURCE: usize = 64 << 10;
+/// Diagnostics shown in full; the rest are counted (a hostile manifest can hold 100,000).
+pub const MAX_SHOWN: usize = 20;
 
 /// `text`, or for a text over `max_chars` characters its start and end with the middle
 /// replaced by `…(N chars)…`: an error quoting a 10 MB value stays a few lines long.
@@ -94,8 +99,9 @@ impl Diagnostic {
     }
 
     /// The text and span the snippet is drawn from: the source itself, or, when the span's
-    /// line is long or the span covers many lines, its first line cut to [`SNIPPET_CHARS`]
-    /// around the span, preceded by as many empty lines so that line numbers stay right.
+    /// line is long, the span covers many lines or the source is big, its first line cut to
+    /// [`SNIPPET_CHARS`] around the span, preceded by as many empty lines so that line
+    /// numbers stay right.
     fn snippet_source(&self) -> (Cow<'_, str>, Range<usize>) {
         let text = &*self.source.text;
         let start = floor_char_boundary(text, self.span.start.min(text.len()));
@@ -104,7 +110,7 @@ impl Diagnostic {
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         let long = line_end - line_start > SNIPPET_CHARS;
         let many = text[start..end].matches('\n').count() >= MAX_SNIPPET_LINES;
-        if !long && !many {
+        if !long && !many && text.len() <= BIG_SOURCE {
             return (Cow::Borrowed(text), start..end);
         }
         let line_text = text[line_start..line_end].trim_end_matches('\r');
@@ -199,8 +205,15 @@ impl From<Diagnostic> for Diagnostics {
 
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in &self.0 {
+        for d in self.0.iter().take(MAX_SHOWN) {
             write!(f, "{d}")?;
+        }
+        if let Some(rest) = self.0.len().checked_sub(MAX_SHOWN).filter(|&n| n > 0) {
+            let name = &self.0[MAX_SHOWN].source.name;
+            writeln!(
+                f,
+                "{name}: error: {rest} more errors not shown; fix the ones above first"
+            )?;
         }
         Ok(())
     }

@@ -228,14 +228,40 @@ fn a_manifest_quoting_a_10_mb_value_gets_a_short_message() {
         r.stderr
     );
     // Past the size bound: refused before it is parsed.
-    sb.write("api.toml", &"#".repeat(40 << 20));
+    sb.write("api.toml", &"#".repeat(20 << 20));
     let r = run(&mut sb.regen_command(&[]));
     assert_eq!(r.code, Some(2));
     assert!(
-        r.stderr.contains("larger than the 32 MiB limit"),
+        r.stderr.contains("larger than the 16 MiB limit"),
         "{}",
         r.stderr
     );
+}
+
+/// 50,000 bad symbols: 50,000 located errors, of which 20 are shown and the rest counted;
+/// each shown one is drawn from an excerpt, so the run stays quick.
+#[test]
+fn a_manifest_with_50000_errors_gets_a_bounded_report_quickly() {
+    let sb = Sandbox::new();
+    let mut text = sb.read("api.toml");
+    for i in 0..50_000 {
+        text.push_str(&format!(
+            "\n[[symbol]]\nname = \"bad name {i}\"\nkind = \"function\"\nparams = []\n"
+        ));
+    }
+    sb.write("api.toml", &text);
+    let r = run(&mut sb.regen_command(&["--check"]));
+    assert_eq!(r.code, Some(2));
+    assert!(r.took < Duration::from_secs(30), "{:?}", r.took);
+    assert_eq!(r.stderr.matches(": error: invalid symbol name").count(), 20);
+    assert!(
+        r.stderr
+            .contains("api.toml: error: 49980 more errors not shown"),
+        "{}",
+        &r.stderr[r.stderr.len().saturating_sub(300)..]
+    );
+    assert!(r.stderr.len() < 10_000, "{} bytes", r.stderr.len());
+    eprintln!("50,000 errors: exit 2 in {:?}", r.took);
 }
 
 /// A fake interpreter: a shell script in a temp dir.

@@ -155,3 +155,28 @@ fn a_failed_undo_says_where_the_old_file_is() {
         .unwrap_or_else(|| panic!("no backup named: {err}"));
     assert_eq!(std::fs::read(backup).unwrap(), old_manifest);
 }
+
+/// A manifest edit whose regen cannot succeed writes nothing, the manifest included: a
+/// hand-edited region is refused by the plan, a read-only output by the write.
+#[test]
+fn a_manifest_edit_is_written_only_with_its_outputs() {
+    let repo = fixture();
+    let root = repo.path();
+    let path = root.join("docker/Dockerfile");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("ARG ", "ARG  ", 1)).unwrap();
+    let before = snapshot(root);
+    let err = plan_manifest_edit(root, &edited_manifest(root), false).unwrap_err();
+    assert!(err.to_string().contains("edited by hand"), "{err}");
+    assert_eq!(snapshot(root), before);
+
+    let repo = fixture();
+    let root = repo.path();
+    let shim = root.join("generated/python/mooncake_sos.py");
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(root);
+    let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
+    let err = apply(root, &changes).unwrap_err();
+    assert!(err.to_string().contains("is read-only"), "{err}");
+    assert_eq!(snapshot(root), before);
+}
