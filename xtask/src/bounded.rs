@@ -20,6 +20,27 @@ pub struct Output {
     pub stderr: Vec<u8>,
 }
 
+pub enum Error {
+    /// It could not be started.
+    Spawn(std::io::Error),
+    /// It was stopped after this long.
+    Timeout(Duration),
+    Wait(std::io::Error),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Spawn(e) => write!(f, "cannot run it: {e}"),
+            Self::Timeout(t) => write!(
+                f,
+                "no answer after {t:.0?}; stopped it (MOONCAKE_SOS_PYTHON_TIMEOUT_SECS sets the bound)"
+            ),
+            Self::Wait(e) => write!(f, "cannot wait for it: {e}"),
+        }
+    }
+}
+
 pub fn timeout() -> Duration {
     std::env::var("MOONCAKE_SOS_PYTHON_TIMEOUT_SECS")
         .ok()
@@ -30,7 +51,7 @@ pub fn timeout() -> Duration {
 
 /// Like `Command::output`, but kills the command's whole process group once `limit` has
 /// passed (an error saying so), and keeps at most [`MAX_CAPTURE`] bytes of each stream.
-pub fn output(cmd: &mut Command, limit: Duration) -> Result<Output, String> {
+pub fn output(cmd: &mut Command, limit: Duration) -> Result<Output, Error> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -38,7 +59,7 @@ pub fn output(cmd: &mut Command, limit: Duration) -> Result<Output, String> {
         // Its own process group, so that what it starts is stopped with it.
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot run it: {e}"))?;
+        .map_err(Error::Spawn)?;
     let group = child.id() as i32;
     let drain = |stream: Option<Box<dyn Read + Send>>| {
         let (tx, rx) = mpsc::channel();
@@ -62,13 +83,10 @@ pub fn output(cmd: &mut Command, limit: Duration) -> Result<Output, String> {
             Ok(None) if started.elapsed() >= limit => {
                 kill_group(group);
                 let _ = child.wait();
-                return Err(format!(
-                    "no answer after {:.0?}; stopped it (MOONCAKE_SOS_PYTHON_TIMEOUT_SECS sets the bound)",
-                    limit
-                ));
+                return Err(Error::Timeout(limit));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
+            Err(e) => return Err(Error::Wait(e)),
         }
     };
     // What it started may still hold the pipes open: stop them too, then collect (a

@@ -27,8 +27,15 @@ pub fn run(api: &Api, manifest: &Path, python: &Path, sha256: bool) -> Result<Ex
     let mut cmd = Command::new(python);
     cmd.args(["-m", &api.shim.module, "--json"])
         .env("PYTHONPATH", path);
-    let out = crate::bounded::output(&mut cmd, crate::bounded::timeout())
-        .map_err(|e| format!("{}: error: the interpreter: {e}\n", python.display()))?;
+    let out = crate::bounded::output(&mut cmd, crate::bounded::timeout()).map_err(|e| match e {
+        crate::bounded::Error::Spawn(e) => {
+            format!(
+                "{}: error: cannot run the interpreter: {e}\n",
+                python.display()
+            )
+        }
+        other => format!("{}: error: the interpreter: {other}\n", python.display()),
+    })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| {
         format!(
