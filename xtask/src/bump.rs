@@ -52,7 +52,7 @@ pub fn run(args: &Args) -> Result {
         );
         return Ok(Outcome::Failed);
     }
-    manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?;
+    let outcome = manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?;
     println!(
         "bump: {}: upstream pin {} -> {} (sha256 {})",
         manifest.display,
@@ -60,5 +60,5 @@ pub fn run(args: &Args) -> Result {
         &commit[..8],
         &source.sha256[..12]
     );
-    manifest.regen()
+    Ok(outcome)
 }
