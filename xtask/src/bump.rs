@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> Result {
             fetch.module(&api.upstream, commit, None)
         }
     }?;
-    let checked = crate::upstream::check(api, &source, false)?;
+    let checked = crate::upstream::check(&manifest, &source, false)?;
     checked.print();
     if !checked.ok() {
         println!(

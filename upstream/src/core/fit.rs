@@ -1,0 +1,56 @@
+//! Whether a call, as the module makes it (its shape: positional count, keyword names), binds
+//! the parameters of one of a core's overloads, read from its pybind11 docstrings.
+
+use crate::surface::{CallShape, fits};
+use mooncake_sos_codegen::model::native::overload_params;
+
+/// `Ok` when some overload takes a call of `shape`; else why the first one does not. An
+/// overload text that does not parse, or a callable without any (no docstring signature),
+/// cannot rule the call out: the surface cannot tell, so the call is taken to fit.
+pub fn fits_any(overloads: &[String], shape: &CallShape) -> Result<(), String> {
+    let mut first_reason = None;
+    for text in overloads {
+        let Ok(params) = overload_params(text) else {
+            return Ok(());
+        };
+        match fits(&params, shape) {
+            Ok(()) => return Ok(()),
+            Err(why) => {
+                first_reason.get_or_insert(why);
+            }
+        }
+    }
+    first_reason.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(positional: usize, keywords: &[&str]) -> CallShape {
+        CallShape {
+            positional,
+            keywords: keywords.iter().map(|k| (*k).to_owned()).collect(),
+            ..CallShape::default()
+        }
+    }
+
+    #[test]
+    fn a_call_fits_when_one_overload_takes_it() {
+        let put_tensor = ["key: str, tensor: object".to_owned()];
+        assert_eq!(fits_any(&put_tensor, &shape(2, &[])), Ok(()));
+        assert_eq!(
+            fits_any(&put_tensor, &shape(2, &["config"])),
+            Err("no parameter `config`".to_owned())
+        );
+        let setup = [
+            "local_hostname: str, metadata_server: str".to_owned(),
+            "config: dict".to_owned(),
+        ];
+        assert_eq!(fits_any(&setup, &shape(1, &[])), Ok(()));
+        assert!(fits_any(&setup, &shape(3, &[])).is_err());
+        // Nothing to judge by: no docstring signature, or one that does not parse.
+        assert_eq!(fits_any(&[], &shape(9, &["x"])), Ok(()));
+        assert_eq!(fits_any(&["a: list[int".to_owned()], &shape(9, &[])), Ok(()));
+    }
+}
