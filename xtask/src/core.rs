@@ -166,16 +166,11 @@ fn images(api: &Api, root: &Path) -> Result<bool> {
                     }
                 }
             }
-            Err(Unread::Missing {
-                package,
-                version,
-                record,
-                role,
-                ..
-            }) => {
+            Err(Unread::Missing(m)) => {
                 ok = false;
                 println!(
-                    "image {image}: no record of its {role} {package} {version} ({record}): run `cargo xtask core --record` on that wheel"
+                    "image {image}: no record of its {} {} {} ({}): run `cargo xtask core --record` on that wheel",
+                    m.role, m.package, m.version, m.record
                 );
             }
             Err(Unread::Bad(e)) => return Err(e.into()),

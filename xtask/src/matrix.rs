@@ -48,10 +48,15 @@ pub fn run(args: &Args) -> Result {
         None
     } else {
         let mut rows = vec![table::ModuleNeeds::from_manifest(api)];
-        let one_package = m.releases.windows(2).all(|w| w[0].release.package == w[1].release.package);
+        let one_package = m
+            .releases
+            .windows(2)
+            .all(|w| w[0].release.package == w[1].release.package);
         for column in &m.releases {
             let wheel = Path::new(&column.wheel);
-            let Some(module) = source::ModuleSource::read_wheel_if_present(wheel, &api.upstream.module)? else {
+            let Some(module) =
+                source::ModuleSource::read_wheel_if_present(wheel, &api.upstream.module)?
+            else {
                 continue;
             };
             let r = &column.release;

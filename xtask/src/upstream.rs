@@ -63,7 +63,11 @@ impl Checked {
 /// record (`cores/`) must serve, the modules of the package it must have. `sha256`: it must
 /// also be the pinned file. A missing or malformed record is bad input, before anything is
 /// printed.
-pub fn check(manifest: &Manifest, source: &ModuleSource, sha256: bool) -> crate::exit::Result<Checked> {
+pub fn check(
+    manifest: &Manifest,
+    source: &ModuleSource,
+    sha256: bool,
+) -> crate::exit::Result<Checked> {
     let api = &manifest.api;
     let sides = images::load_all(manifest.root(), api)?;
     let (symbols, surface) = mooncake_sos_upstream::verify_with_surface(api, source)?;

@@ -73,10 +73,25 @@ mod tests {
 
     #[test]
     fn files_name_their_modules() {
-        assert_eq!(module_of("mooncake/_partial_read.py").as_deref(), Some("mooncake._partial_read"));
-        assert_eq!(module_of("mooncake/store/__init__.py").as_deref(), Some("mooncake.store"));
-        assert_eq!(module_of("mooncake/store/backend.py").as_deref(), Some("mooncake.store.backend"));
-        for bad in ["mooncake/x.so", "mooncake/9x.py", "mooncake/a-b.py", "mooncake/class.py", ".py"] {
+        assert_eq!(
+            module_of("mooncake/_partial_read.py").as_deref(),
+            Some("mooncake._partial_read")
+        );
+        assert_eq!(
+            module_of("mooncake/store/__init__.py").as_deref(),
+            Some("mooncake.store")
+        );
+        assert_eq!(
+            module_of("mooncake/store/backend.py").as_deref(),
+            Some("mooncake.store.backend")
+        );
+        for bad in [
+            "mooncake/x.so",
+            "mooncake/9x.py",
+            "mooncake/a-b.py",
+            "mooncake/class.py",
+            ".py",
+        ] {
             assert_eq!(module_of(bad), None, "{bad}");
         }
     }

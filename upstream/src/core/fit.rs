@@ -1,6 +1,8 @@
-//! Whether a call, as the module makes it (its shape: positional count, keyword names), binds
-//! the parameters of one of a core's overloads, read from its pybind11 docstrings.
+//! Whether a call binds one of a core's overloads (the parameter lists of its pybind11
+//! docstrings): an overload declared in api.toml must be there as written (whitespace aside);
+//! a call as the module makes it (its shape: positional count, keyword names) must fit one.
 
+use super::needs::Why;
 use crate::surface::{CallShape, fits};
 use mooncake_sos_codegen::model::native::overload_params;
 
@@ -21,6 +23,49 @@ pub fn fits_any(overloads: &[String], shape: &CallShape) -> Result<(), String> {
         }
     }
     first_reason.map_or(Ok(()), Err)
+}
+
+fn same(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
+}
+
+pub(super) fn has_overload(found: &[String], wanted: &Option<String>) -> Result<(), Why> {
+    match wanted {
+        Some(w) if !found.iter().any(|f| same(f, w)) => Err(Why::OverloadDiffers {
+            found: found.to_vec(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Some overload takes one of `shapes` (none given: any call does).
+fn takes_call(found: &[String], shapes: &[CallShape]) -> Result<(), Why> {
+    let mut reason = None;
+    for shape in shapes {
+        match fits_any(found, shape) {
+            Ok(()) => return Ok(()),
+            Err(why) => {
+                reason.get_or_insert(why);
+            }
+        }
+    }
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(Why::CallDiffers {
+            reason,
+            found: found.to_vec(),
+        }),
+    }
+}
+
+/// A call of a method or function: the declared overload, and the shapes made.
+pub(super) fn callable(
+    found: &[String],
+    overload: &Option<String>,
+    shapes: &[CallShape],
+) -> Result<(), Why> {
+    has_overload(found, overload)?;
+    takes_call(found, shapes)
 }
 
 #[cfg(test)]
@@ -51,6 +96,9 @@ mod tests {
         assert!(fits_any(&setup, &shape(3, &[])).is_err());
         // Nothing to judge by: no docstring signature, or one that does not parse.
         assert_eq!(fits_any(&[], &shape(9, &["x"])), Ok(()));
-        assert_eq!(fits_any(&["a: list[int".to_owned()], &shape(9, &[])), Ok(()));
+        assert_eq!(
+            fits_any(&["a: list[int".to_owned()], &shape(9, &[])),
+            Ok(())
+        );
     }
 }

@@ -27,18 +27,24 @@ pub struct ImageSide {
     pub provided_by: String,
 }
 
+/// A record an image needs that `cores/` does not have.
+#[derive(Debug)]
+pub struct MissingRecord {
+    pub image: String,
+    pub package: String,
+    pub version: String,
+    /// `cores/<package>-<version>.json`.
+    pub record: String,
+    /// Where it was looked for, as messages name it.
+    pub path: String,
+    /// What the release is to the image: `native core`, `fill wheel`.
+    pub role: &'static str,
+}
+
 /// Why an image's side cannot be read.
 #[derive(Debug)]
 pub enum Unread {
-    /// `cores/` has no record of a release the image needs.
-    Missing {
-        image: String,
-        package: String,
-        version: String,
-        record: String,
-        /// What the release is to the image: `native core`, `fill wheel`.
-        role: &'static str,
-    },
+    Missing(Box<MissingRecord>),
     /// A record that is not one (malformed, another format, another release).
     Bad(LoadError),
 }
@@ -48,18 +54,12 @@ impl Unread {
     pub fn into_error(self) -> LoadError {
         match self {
             Unread::Bad(e) => e,
-            Unread::Missing {
-                image,
-                package,
-                version,
-                record,
-                role,
-            } => LoadError::new(
-                record,
+            Unread::Missing(m) => LoadError::new(
+                &m.path,
                 format!(
-                    "no record of image `{image}`'s {role} {package} {version}: write it with \
-                     `cargo xtask core --record WHEEL` on that release's wheel (`pip download \
-                     --no-deps {package}=={version}`)"
+                    "no record of image `{}`'s {} {} {}: write it with `cargo xtask core \
+                     --record WHEEL` on that release's wheel (`pip download --no-deps {}=={}`)",
+                    m.image, m.role, m.package, m.version, m.package, m.version
                 ),
             ),
         }
@@ -92,18 +92,23 @@ fn read(
     let rel = record::relative_path(package, version);
     let path = root.join(&rel);
     if !path.exists() {
-        return Err(Unread::Missing {
+        return Err(Unread::Missing(Box::new(MissingRecord {
             image: image.to_owned(),
             package: package.to_owned(),
             version: version.to_owned(),
             record: rel,
+            path: path.display().to_string(),
             role,
-        });
+        })));
     }
     let surface = record::load(&path).map_err(Unread::Bad)?;
-    if (surface.wheel.package.as_str(), surface.wheel.version.as_str()) != (package, version) {
+    if (
+        surface.wheel.package.as_str(),
+        surface.wheel.version.as_str(),
+    ) != (package, version)
+    {
         return Err(Unread::Bad(LoadError::new(
-            rel,
+            path.display().to_string(),
             format!("records {}, not {package} {version}", surface.label()),
         )));
     }
@@ -122,9 +127,15 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
             }
             modules.insert(api.upstream.module.clone(), "the overlay".into());
             for file in &api.upstream.files {
-                modules.insert(file.module.clone(), format!("[[upstream.file]] {}", file.path));
+                modules.insert(
+                    file.module.clone(),
+                    format!("[[upstream.file]] {}", file.path),
+                );
             }
-            format!("its base {}, the module, or an [[upstream.file]]", core.label())
+            format!(
+                "its base {}, the module, or an [[upstream.file]]",
+                core.label()
+            )
         }
         Layer::Fill {
             package: fill_package,
@@ -139,13 +150,15 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
             };
             for (name, kind) in &core.modules {
                 if *kind == ModuleKind::Extension {
-                    modules.insert(name.clone(), format!("the core built in the base"));
+                    modules.insert(name.clone(), "the core built in the base".to_owned());
                 }
             }
             let filled = format!("the fill from {}", fill.label());
             for (name, kind) in &fill.modules {
                 if *kind != ModuleKind::Extension {
-                    modules.entry(name.clone()).or_insert_with(|| filled.clone());
+                    modules
+                        .entry(name.clone())
+                        .or_insert_with(|| filled.clone());
                 }
             }
             format!(

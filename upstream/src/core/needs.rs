@@ -3,7 +3,7 @@
 //! naming the first use the core cannot serve and why. A module's uses come from its derived
 //! surface ([`super::uses`]); api.toml's `[[native]]` entries are uses too ([`from_manifest`]).
 
-use super::fit::fits_any;
+use super::fit::callable;
 use super::model::{Access, Class, CoreSurface, Instance, Member};
 use crate::surface::CallShape;
 use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
@@ -85,7 +85,10 @@ impl Why {
                 format!("overload differs; found ({})", found.join(") | ("))
             }
             Why::CallDiffers { reason, found } => {
-                format!("no overload takes the call ({reason}); found ({})", found.join(") | ("))
+                format!(
+                    "no overload takes the call ({reason}); found ({})",
+                    found.join(") | (")
+                )
             }
             Why::NotCallable => "not callable".into(),
             Why::ReadOnly => "read-only".into(),
@@ -135,7 +138,11 @@ impl Usage {
             Usage::Call { overload, shapes } => {
                 let mut label = match shapes.len() {
                     0 => "call".to_owned(),
-                    _ => shapes.iter().map(ToString::to_string).collect::<Vec<_>>().join(" | "),
+                    _ => shapes
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" | "),
                 };
                 if let Some(o) = overload {
                     label.push_str(&format!(" ({o})"));
@@ -276,45 +283,6 @@ fn instance_access(class: &Class, name: &str) -> Option<Access> {
         Instance::Made { members, .. } => members.get(name).copied(),
         Instance::Failed { .. } => None,
     }
-}
-
-fn same(a: &str, b: &str) -> bool {
-    a.split_whitespace().eq(b.split_whitespace())
-}
-
-fn has_overload(found: &[String], wanted: &Option<String>) -> Result<(), Why> {
-    match wanted {
-        Some(w) if !found.iter().any(|f| same(f, w)) => Err(Why::OverloadDiffers {
-            found: found.to_vec(),
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// Some overload takes one of `shapes` (none given: any call does).
-fn takes_call(found: &[String], shapes: &[CallShape]) -> Result<(), Why> {
-    let mut reason = None;
-    for shape in shapes {
-        match fits_any(found, shape) {
-            Ok(()) => return Ok(()),
-            Err(why) => {
-                reason.get_or_insert(why);
-            }
-        }
-    }
-    match reason {
-        None => Ok(()),
-        Some(reason) => Err(Why::CallDiffers {
-            reason,
-            found: found.to_vec(),
-        }),
-    }
-}
-
-/// A call of a method or function: the declared overload, and the shapes made.
-fn callable(found: &[String], overload: &Option<String>, shapes: &[CallShape]) -> Result<(), Why> {
-    has_overload(found, overload)?;
-    takes_call(found, shapes)
 }
 
 fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {

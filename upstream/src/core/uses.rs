@@ -50,7 +50,8 @@ pub fn requirements(file: &str, uses: &[Use]) -> Vec<Requirement> {
         };
         let key = (path.clone(), kind, u.required(), u.via);
         if let Some(&i) = seen.get(&key) {
-            if let (Usage::Call { shapes, .. }, Access::Call(shape)) = (&mut out[i].usage, &u.access)
+            if let (Usage::Call { shapes, .. }, Access::Call(shape)) =
+                (&mut out[i].usage, &u.access)
                 && !shapes.contains(shape)
             {
                 shapes.push(shape.clone());

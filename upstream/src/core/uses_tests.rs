@@ -125,9 +125,16 @@ fn a_probed_member_may_be_absent_but_not_unfit() {
     assert!(verdict.optional_missing.is_empty(), "{verdict:#?}");
 
     // Probed members absent: the module falls back; a required one absent is a miss.
-    let bare = core(serde_json::json!({"put": method(put)}), serde_json::json!({}));
+    let bare = core(
+        serde_json::json!({"put": method(put)}),
+        serde_json::json!({}),
+    );
     let verdict = serve(&bare, &needs(MODULE));
-    let missed: Vec<&str> = verdict.missing.iter().map(|m| m.requirement.object.as_str()).collect();
+    let missed: Vec<&str> = verdict
+        .missing
+        .iter()
+        .map(|m| m.requirement.object.as_str())
+        .collect();
     assert_eq!(missed, ["ReplicateConfig.group_ids"], "{verdict:#?}");
     assert_eq!(verdict.optional_missing.len(), 7, "{verdict:#?}");
 
@@ -156,6 +163,11 @@ fn a_probed_member_may_be_absent_but_not_unfit() {
         "{verdict:#?}"
     );
     // `b` fits one of the helper's two shapes: served.
-    assert!(verdict.missing.iter().all(|m| m.requirement.object != "Store.b"));
+    assert!(
+        verdict
+            .missing
+            .iter()
+            .all(|m| m.requirement.object != "Store.b")
+    );
     assert!(matches!(verdict.missing[0].why, Why::CallDiffers { .. }));
 }

@@ -97,7 +97,11 @@ pub fn package_modules(names: &[String], top: &str) -> BTreeMap<String, ModuleKi
             // `b.cpython-311-x86_64-linux-gnu` -> `b`; the tag cannot hold a `/`.
             let (dir, file) = stem.rsplit_once('/').unwrap_or(("", stem));
             let module = file.split('.').next().unwrap_or_default();
-            let len = if dir.is_empty() { module.len() } else { dir.len() + 1 + module.len() };
+            let len = if dir.is_empty() {
+                module.len()
+            } else {
+                dir.len() + 1 + module.len()
+            };
             (&stem[..len], ModuleKind::Extension)
         } else {
             continue;
@@ -278,7 +282,8 @@ mod tests {
             "other/mod.py",
             "mooncake_transfer_engine-0.3.14.dist-info/METADATA",
         ]);
-        let found: Vec<(String, ModuleKind)> = package_modules(&wheel, "mooncake").into_iter().collect();
+        let found: Vec<(String, ModuleKind)> =
+            package_modules(&wheel, "mooncake").into_iter().collect();
         use ModuleKind::*;
         assert_eq!(
             found,

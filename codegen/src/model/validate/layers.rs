@@ -72,7 +72,11 @@ impl Validator<'_> {
         for file in raw {
             let f = file.get_ref();
             let path = f.path.get_ref();
-            let sha256 = self.text(&f.sha256, |s| is_hex(s, 64), "sha256 (64 lowercase hex digits)");
+            let sha256 = self.text(
+                &f.sha256,
+                |s| is_hex(s, 64),
+                "sha256 (64 lowercase hex digits)",
+            );
             if RelPath::new(path).is_none() {
                 self.error(
                     &f.path,
