@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Build one image variant: `python3 docker/build.py VARIANT [--push] [-- DOCKER_BUILD_ARGS...]`.
+"""Build one image variant: `python3 docker/build.py VARIANT [--tag NAME:TAG] [--push] [-- DOCKER_BUILD_ARGS...]`.
 
 Each variant names a Dockerfile and its build args. The pins (base image tags, wheel
 versions) come from the generated region below, written from api.toml by
 `cargo xtask regen`; edit api.toml, never the region. Build args given after `--`
-(e.g. `--build-arg SGLANG_IMAGE_TAG=...`) come last, so the caller's win.
+(e.g. `--build-arg SGLANG_IMAGE_TAG=...`) come last, so the caller's win, and the
+image is tagged `<image>:<SGLANG_IMAGE_TAG in effect>` unless --tag names it.
 """
 
 from __future__ import annotations
@@ -39,10 +40,21 @@ VARIANTS = {
 }
 
 
-def docker_command(variant: str, extra: list[str], push: bool = False) -> list[str]:
+def base_tag(spec: dict, extra: list[str]) -> str:
+    """SGLANG_IMAGE_TAG as the build will see it: the caller's last --build-arg, else the pin."""
+    tag = spec["build_args"]["SGLANG_IMAGE_TAG"]
+    for flag, value in zip(extra, extra[1:]):
+        if flag == "--build-arg" and value.startswith("SGLANG_IMAGE_TAG="):
+            tag = value.split("=", 1)[1]
+    return tag
+
+
+def docker_command(
+    variant: str, extra: list[str], push: bool = False, tag: str | None = None
+) -> list[str]:
     """The `docker build` command line for a variant; `extra` goes last."""
     spec = VARIANTS[variant]
-    tag = f"{spec['image']}:{spec['build_args']['SGLANG_IMAGE_TAG']}"
+    tag = tag or f"{spec['image']}:{base_tag(spec, extra)}"
     cmd = ["docker", "build", "-f", str(ROOT / spec["dockerfile"]), "-t", tag]
     for key, value in spec["build_args"].items():
         cmd += ["--build-arg", f"{key}={value}"]
@@ -58,10 +70,11 @@ def main(argv: list[str]) -> int:
         argv, extra = argv[:i], argv[i + 1 :]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variant", choices=sorted(VARIANTS))
+    parser.add_argument("--tag", help="name:tag of the image (default <image>:<base tag>)")
     parser.add_argument("--push", action="store_true")
     parser.add_argument("--dry-run", action="store_true", help="print the command only")
     args = parser.parse_args(argv)
-    cmd = docker_command(args.variant, extra, args.push)
+    cmd = docker_command(args.variant, extra, args.push, args.tag)
     print(shlex.join(cmd), flush=True)
     if args.dry_run:
         return 0

@@ -15,8 +15,8 @@ OTHER_WHEELS="$ENV_DIR/wheels-other"
 MOONCAKE_VERSION="0.3.12.post1"
 # Releases the matrix / verify / native-compat tests read.
 MATRIX_VERSIONS=(0.3.11.post1 0.3.12.post1 0.3.13.post1)
-# Wheels the layer-emulation tests build their stand-in base venvs from, offline: the mooncake
-# wheels above are installed --no-deps, so these are the module's own imports.
+# Other wheels in the same cache: the matrix test checks they are not taken for releases.
+# (The docker tests' stand-in images get theirs from scripts/make-base-images.sh.)
 BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
 # Native cores the core-surface tests read, kept apart from $WHEELS (the matrix reads that
 # directory whole): the CUDA image's core (cuda13 0.3.11.post1) and the next release of it,
@@ -35,7 +35,7 @@ install_debian_libs() {
     if ! ldconfig -p | grep -q 'libibverbs.so.1 '; then
         pkgs+=(libibverbs1 ibverbs-providers)
     fi
-    # The emulated overlay layer downloads with curl, as the image's RUN step does.
+    # `xtask verify --fetch` downloads https URLs with curl.
     if ! command -v curl >/dev/null; then
         pkgs+=(curl ca-certificates)
     fi
@@ -120,7 +120,9 @@ prepare_cuda13_cores() {
             stores+=("$tmp/${req##*==}/mooncake/store.so")
         done
         log "building the libcuda.so.1 stub in $CORES/driver-stub"
-        bash "$ROOT/scripts/cuda-driver-stub.sh" "$CORES/driver-stub" "${stores[@]}"
+        sh "$ROOT/scripts/cuda-driver-stub.sh" "$CORES/driver-stub" "${stores[@]}"
+        # The stub is named without .1 (as in CUDA devel images); the loader looks for .1.
+        ln -sfn libcuda.so "$CORES/driver-stub/libcuda.so.1"
         echo "${CORE_WHEELS[*]}" >"$CORES/driver-stub/.built-from"
         rm -rf "$tmp"
     fi

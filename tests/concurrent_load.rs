@@ -6,7 +6,7 @@
 //! has imported the module before.
 
 use mooncake_sos::PythonEnv;
-use mooncake_sos_runtime::ApiSpec;
+use mooncake_sos_runtime::Contract;
 use mooncake_sos_tests::TestEnv;
 use std::sync::Barrier;
 
@@ -23,7 +23,7 @@ fn eight_threads_load_at_once() {
         pkg.join("structured_object_store.py"),
     )
     .unwrap();
-    let copy_spec: &'static ApiSpec = Box::leak(Box::new(
+    let copy_spec: &'static Contract = Box::leak(Box::new(
         mooncake_sos::API.with_module("mccopy.structured_object_store"),
     ));
     let mut penv = PythonEnv::venv(&env.venv);

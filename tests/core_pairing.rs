@@ -8,8 +8,8 @@
 //! runs agree.
 
 use mooncake_sos_codegen::load_str;
-use mooncake_sos_tests::dockerfile::run_logged;
-use mooncake_sos_tests::emulate::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_tests::process::run_logged;
 use mooncake_sos_tests::{Master, SETUP_HINT, TestEnv, repo_root};
 use mooncake_sos_upstream::core::needs::{On, Usage, Verdict, Why};
 use mooncake_sos_upstream::core::table::{ModuleNeeds, build};

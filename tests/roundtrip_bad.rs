@@ -1,5 +1,6 @@
-//! Bad cases, each with a clear error and no hang: a module missing a symbol (a temp package
-//! tree with a doctored copy of the real module), handles of the wrong type/version/kind/
+//! Bad cases, each with a clear error and no hang: a module missing a symbol, a positional-only
+//! parameter, a changed default or a reordered parameter (temp package trees with doctored
+//! copies of the real module, checked by the shim's checker that `load` runs), handles of the wrong type/version/kind/
 //! section/stage (in Rust and through Python's import_ref), and key collisions.
 
 use std::path::PathBuf;
@@ -7,9 +8,10 @@ use std::path::PathBuf;
 use mooncake_sos::{Error, MooncakeBundleTransfer, PutOptions, PythonEnv, RefHandle, Store};
 use mooncake_sos_runtime::pyo3::prelude::*;
 use mooncake_sos_runtime::pyo3::types::{PyBytes, PyDict};
-use mooncake_sos_runtime::{ApiSpec, Module, status};
+use mooncake_sos_runtime::{Contract, Module, status};
 use mooncake_sos_tests::TestEnv;
 use mooncake_sos_tests::data::Sample;
+use mooncake_sos_tests::doctored::DOCTORINGS;
 use serde_json::{Value, json};
 
 fn load() -> (TestEnv, Module) {
@@ -18,13 +20,44 @@ fn load() -> (TestEnv, Module) {
     (env, module)
 }
 
-/// A package `mcbroken` whose structured_object_store lacks `export_ref` and whose
-/// `cleanup_dataproto` grew a required parameter.
-fn broken_tree(env: &TestEnv) -> (tempfile::TempDir, PathBuf) {
+/// The real module's source.
+fn real_module(env: &TestEnv) -> String {
     let real = env
         .site_packages()
         .join("mooncake/structured_object_store.py");
-    let source = std::fs::read_to_string(&real).expect("read the real module");
+    std::fs::read_to_string(&real).expect("read the real module")
+}
+
+/// A package `package` (in a temp dir to put on sys.path) holding `source` as its
+/// structured_object_store.
+fn tree(package: &str, source: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pkg = dir.path().join(package);
+    std::fs::create_dir(&pkg).expect("mkdir");
+    std::fs::write(pkg.join("__init__.py"), "").expect("write");
+    std::fs::write(pkg.join("structured_object_store.py"), source).expect("write");
+    let root = dir.path().to_path_buf();
+    (dir, root)
+}
+
+/// Loads `package.structured_object_store` (from `root`) with the shipped contract; its misses.
+fn load_error(env: &TestEnv, package: &str, root: PathBuf) -> mooncake_sos_runtime::SpecMismatch {
+    let module: &'static str =
+        Box::leak(format!("{package}.structured_object_store").into_boxed_str());
+    let contract: &'static Contract = Box::leak(Box::new(mooncake_sos::API.with_module(module)));
+    let mut penv = PythonEnv::venv(&env.venv);
+    penv.extra_paths.push(root);
+    match Module::load(contract, &penv) {
+        Ok(_) => panic!("{module} passed the check"),
+        Err(Error::Spec(s)) => *s,
+        Err(other) => panic!("expected a spec mismatch, got {other}"),
+    }
+}
+
+/// A package `mcbroken` whose structured_object_store lacks `export_ref` and whose
+/// `cleanup_dataproto` grew a required parameter.
+fn broken_tree(env: &TestEnv) -> (tempfile::TempDir, PathBuf) {
+    let source = real_module(env);
     assert!(
         source.contains("\nexport_ref = export_dataproto_ref\n"),
         "the pinned module defines export_ref"
@@ -36,34 +69,20 @@ fn broken_tree(env: &TestEnv) -> (tempfile::TempDir, PathBuf) {
             "def cleanup_dataproto(self, strict, ref",
         );
     assert_ne!(doctored, source);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pkg = dir.path().join("mcbroken");
-    std::fs::create_dir(&pkg).expect("mkdir");
-    std::fs::write(pkg.join("__init__.py"), "").expect("write");
-    std::fs::write(pkg.join("structured_object_store.py"), doctored).expect("write");
-    let root = dir.path().to_path_buf();
-    (dir, root)
+    tree("mcbroken", &doctored)
 }
 
 #[test]
 fn module_missing_a_symbol_fails_at_load() {
     let env = TestEnv::get();
     let (_dir, root) = broken_tree(&env);
-    let spec: &'static ApiSpec = Box::leak(Box::new(
-        mooncake_sos::API.with_module("mcbroken.structured_object_store"),
-    ));
-    let mut penv = PythonEnv::venv(&env.venv);
-    penv.extra_paths.push(root);
-    let err = match Module::load(spec, &penv) {
-        Ok(_) => panic!("a module without export_ref passed the check"),
-        Err(Error::Spec(s)) => s,
-        Err(other) => panic!("expected a spec mismatch, got {other}"),
-    };
+    let err = load_error(&env, "mcbroken", root);
     let text = err.to_string();
     assert_eq!(err.misses.len(), 2, "{text}");
+    assert_eq!(err.module, "mcbroken.structured_object_store");
     assert!(
-        err.misses[0]
-            .contains("mcbroken.structured_object_store.MooncakeBundleTransfer.cleanup_dataproto"),
+        text.contains("mcbroken.structured_object_store does not provide the API")
+            && err.misses[0].starts_with("MooncakeBundleTransfer.cleanup_dataproto: "),
         "{text}"
     );
     assert!(
@@ -75,15 +94,37 @@ fn module_missing_a_symbol_fails_at_load() {
     assert!(err.pin.contains(mooncake_sos::UPSTREAM_COMMIT), "{text}");
     assert!(
         err.installed
-            .contains("mooncake-transfer-engine-non-cuda==0.3.12.post1"),
+            .contains("mooncake-transfer-engine-non-cuda 0.3.12.post1"),
         "{text}"
     );
+    assert!(text.contains(&format!("fix:       {}", err.fix)), "{text}");
+}
+
+/// The stricter rules, on the Rust path: a positional-only parameter, a changed default and a
+/// reordered parameter in a copy of the real module each fail `load` with exactly that miss
+/// (tests/shim.rs proves the same on Python's import).
+#[test]
+fn a_positional_only_parameter_a_changed_default_and_a_reordered_parameter_fail_at_load() {
+    let env = TestEnv::get();
+    let source = real_module(&env);
+    for (i, d) in DOCTORINGS.iter().enumerate() {
+        let package = format!("mcdoctored{i}");
+        let (_dir, root) = tree(&package, &d.apply(&source));
+        let err = load_error(&env, &package, root);
+        assert_eq!(err.misses.len(), 1, "{}: {err}", d.what);
+        assert!(
+            err.misses[0].starts_with(d.miss),
+            "{}: want {:?}, got {err}",
+            d.what,
+            d.miss
+        );
+    }
 }
 
 #[test]
 fn the_real_module_passes_the_check() {
     let (_env, module) = load();
-    assert_eq!(module.spec().module, mooncake_sos::MODULE);
+    assert_eq!(module.contract().module, mooncake_sos::MODULE);
 }
 
 /// A handle exported from a real put on the embedded store.
@@ -243,42 +284,26 @@ fn colliding_transfer_keys_fail_the_second_put_and_keep_the_first() {
 }
 
 /// A native core whose pybind11 docstrings lack an overload, and an instance lacking an
-/// attribute: both reported, with what was found.
+/// attribute: both reported, with what was found. The stand-in is the real core with those two
+/// things doctored (every other requirement is the real core's).
 #[test]
 fn native_requirements_are_checked() {
-    use mooncake_sos_runtime::{NativeCheck, NativeSpec};
     let env = TestEnv::get();
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("mcfake_native.py"),
-        "class Store:\n    def setup(self, *a):\n        \"\"\"setup(self: mcfake_native.Store, local_hostname: str) -> int\"\"\"\n\
+        "from mooncake.store import *  # noqa: F403\nimport mooncake.store as _real\n\n\
+         class MooncakeDistributedStore(_real.MooncakeDistributedStore):\n    def setup(self, *a):\n        \
+         \"\"\"setup(self: mcfake_native.MooncakeDistributedStore, local_hostname: str) -> int\"\"\"\n\n\
          class ReplicateConfig:\n    pass\n",
     )
     .expect("write");
-    static NATIVE: [NativeSpec; 2] = [
-        NativeSpec {
-            module: "mcfake_native",
-            object: "Store.setup",
-            check: NativeCheck::Overload("config: dict"),
-        },
-        NativeSpec {
-            module: "mcfake_native",
-            object: "ReplicateConfig",
-            check: NativeCheck::Attribute {
-                name: "replica_num",
-                instance: true,
-            },
-        },
-    ];
-    let spec: &'static ApiSpec = Box::leak(Box::new(ApiSpec {
-        module: "json",
-        symbols: &[],
-        native: &NATIVE,
-        ..mooncake_sos::API
-    }));
+    let contract: &'static Contract = Box::leak(Box::new(
+        mooncake_sos::API.with_native_module("mcfake_native"),
+    ));
     let mut penv = PythonEnv::venv(&env.venv);
     penv.extra_paths.push(dir.path().to_path_buf());
-    let err = match Module::load(spec, &penv) {
+    let err = match Module::load(contract, &penv) {
         Err(Error::Spec(s)) => s,
         Err(other) => panic!("expected a spec mismatch, got {other}"),
         Ok(_) => panic!("a native core without the overload passed"),
@@ -290,7 +315,7 @@ fn native_requirements_are_checked() {
         "{err}"
     );
     assert!(
-        err.misses[1].contains("mcfake_native.ReplicateConfig().replica_num"),
+        err.misses[1].contains("mcfake_native.ReplicateConfig.replica_num: missing"),
         "{err}"
     );
 }
@@ -300,10 +325,10 @@ fn native_requirements_are_checked() {
 #[test]
 fn a_missing_module_names_the_import_error() {
     let env = TestEnv::get();
-    let spec: &'static ApiSpec = Box::leak(Box::new(
+    let contract: &'static Contract = Box::leak(Box::new(
         mooncake_sos::API.with_module("no_such_pkg.structured_object_store"),
     ));
-    let err = match Module::load(spec, &env.python_env()) {
+    let err = match Module::load(contract, &env.python_env()) {
         Err(Error::Spec(s)) => s,
         Err(other) => panic!("expected a spec mismatch, got {other}"),
         Ok(_) => panic!("loaded a module that does not exist"),
@@ -311,7 +336,7 @@ fn a_missing_module_names_the_import_error() {
     assert!(err.misses[0].contains("ModuleNotFoundError"), "{err}");
     assert!(
         err.to_string()
-            .contains("installed: mooncake-transfer-engine-non-cuda==0.3.12.post1"),
+            .contains("installed: mooncake-transfer-engine-non-cuda 0.3.12.post1"),
         "{err}"
     );
 }

@@ -1,5 +1,6 @@
 //! Round trips against a real mooncake_master (from the PyPI wheel), started on free
-//! loopback ports and stopped afterwards; and the fail-fast of a master that is not running.
+//! loopback ports and stopped afterwards; the fail-fast of a master that is not running; and
+//! where the native core is first imported.
 
 use std::time::{Duration, Instant};
 
@@ -53,4 +54,51 @@ fn master_not_running_fails_within_5s() {
         err.contains("not reachable") && err.contains(&config.master_server_addr),
         "{err}"
     );
+}
+
+/// The native core is first imported on the runtime's own Python thread, which outlives the
+/// load (see `python::import_native`), never on the caller's thread, whose Python thread state
+/// ends with its outermost `attach`: pybind11 keeps the state of the thread that first loads
+/// it, and a `get` on a thread whose kept state had been freed crashed this binary (SIGSEGV)
+/// in about one run in four when these tests overlapped.
+#[test]
+fn the_native_core_is_first_imported_on_a_thread_that_lives_on() {
+    use mooncake_sos::PythonEnv;
+    use mooncake_sos_runtime::pyo3::types::PyAnyMethods;
+    use mooncake_sos_runtime::{Contract, Module, python::LASTING_THREAD};
+    let env = TestEnv::get();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("mcrecord_native.py"),
+        "import threading\nfrom mooncake.store import *  # noqa: F403\n\
+         IMPORTED_ON = threading.get_native_id()\n",
+    )
+    .expect("write");
+    let contract: &'static Contract = Box::leak(Box::new(
+        mooncake_sos::API.with_native_module("mcrecord_native"),
+    ));
+    let mut penv = PythonEnv::venv(&env.venv);
+    penv.extra_paths.push(dir.path().to_path_buf());
+    let native_id = |py: Python<'_>| -> u64 {
+        py.import("threading")
+            .and_then(|t| t.call_method0("get_native_id"))
+            .and_then(|id| id.extract())
+            .expect("get_native_id")
+    };
+    let loader = std::thread::spawn(move || {
+        Module::load(contract, &penv).unwrap_or_else(|e| panic!("{e}"));
+        Python::attach(native_id)
+    })
+    .join()
+    .expect("the loading thread");
+    let importer: u64 = Python::attach(|py| {
+        py.import("mcrecord_native")
+            .and_then(|m| m.getattr("IMPORTED_ON"))
+            .and_then(|id| id.extract())
+            .expect("IMPORTED_ON")
+    });
+    assert_ne!(importer, loader, "imported on the loading thread");
+    let name = std::fs::read_to_string(format!("/proc/self/task/{importer}/comm"))
+        .expect("the importing thread still runs after the loading thread ended");
+    assert_eq!(name.trim(), LASTING_THREAD);
 }

@@ -1,11 +1,10 @@
 //! The generated shim (generated/python/mooncake_sos.py), run by a real python3 against
 //! package trees made here: it passes when everything api.toml declares is there and names
 //! exactly what is missing otherwise. The native stand-in is built from api.toml's own
-//! [[native]] list, so the cases follow the manifest.
+//! [[native]] list, so the cases follow the manifest. shim_real.rs runs it on the real wheels.
 
 use mooncake_sos_codegen::model::{Api, NativeCheck};
 use mooncake_sos_tests::repo_root;
-use std::path::PathBuf;
 use std::process::Command;
 
 fn api() -> Api {
@@ -343,70 +342,74 @@ fn the_report_names_the_pin_the_installed_wheel_and_the_fix() {
     assert_eq!(report["fingerprint"], api.fingerprint());
 }
 
-/// The real wheels: 0.3.11.post1 lacks the API, 0.3.12.post1 and 0.3.13.post1 carry it.
+/// `check()` and `report()` only report: run under another name (as the Rust runtime runs the
+/// file), the shim raises and prints nothing even when the module misses names, and its
+/// `module` argument checks another copy.
 #[test]
-fn real_wheels() {
-    let (python, wheels) = match (
-        std::env::var_os("MC_TEST_PYTHON"),
-        std::env::var_os("MC_TEST_WHEELS"),
-    ) {
-        (Some(p), Some(w)) => (PathBuf::from(p), PathBuf::from(w)),
-        _ => panic!("MC_TEST_PYTHON / MC_TEST_WHEELS not set: run scripts/test.sh"),
+fn check_has_no_side_effects_and_takes_another_module_name() {
+    let tree = Tree::new(
+        &MODULE.replacen("class FieldSchema", "class Gone", 1),
+        &native_module(&api(), None),
+    );
+    std::fs::create_dir(tree.dir.path().join("other")).unwrap();
+    std::fs::write(tree.dir.path().join("other/__init__.py"), "").unwrap();
+    std::fs::write(
+        tree.dir.path().join("other/structured_object_store.py"),
+        MODULE,
+    )
+    .unwrap();
+    let (code, out, err) = tree.python(&[
+        "import importlib.util, json, sys\n\
+         spec = importlib.util.spec_from_file_location('elsewhere', sys.path[0] + '/mooncake_sos.py')\n\
+         shim = importlib.util.module_from_spec(spec)\n\
+         spec.loader.exec_module(shim)\n\
+         r = shim.report()\n\
+         print(json.dumps([shim.check(), shim.check('other.structured_object_store'), r['ok'], r['module'], r['pinned'], r['fix']]))",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let api = api();
+    assert_eq!(v[0], serde_json::json!(["FieldSchema: missing"]));
+    assert_eq!(
+        v[1],
+        serde_json::json!([]),
+        "the good copy under another name"
+    );
+    assert_eq!(v[2], false);
+    assert_eq!(v[3], "mooncake.structured_object_store");
+    assert!(v[4].as_str().unwrap().contains(&api.upstream.commit), "{v}");
+    assert!(v[5].as_str().unwrap().starts_with("install "), "{v}");
+}
+
+/// The command line is strict: unknown arguments are an error (exit 2, usage on stderr).
+#[test]
+fn unknown_arguments_exit_2() {
+    let tree = Tree::new(MODULE, &native_module(&api(), None));
+    let run = |args: &str| {
+        tree.python(&[&format!(
+            "import sys, runpy; sys.argv = ['x'{args}]; runpy.run_module('mooncake_sos', run_name='__main__')"
+        )])
     };
-    for (version, ok) in [
-        ("0.3.11.post1", false),
-        ("0.3.12.post1", true),
-        ("0.3.13.post1", true),
-    ] {
-        let wheel = std::fs::read_dir(&wheels)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().contains(&format!("-{version}-")))
-            .unwrap_or_else(|| panic!("no {version} wheel in {}", wheels.display()));
-        let dir = tempfile::tempdir().unwrap();
-        let unzip = Command::new(&python)
-            .args(["-m", "zipfile", "-e"])
-            .arg(&wheel)
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(unzip.success());
-        std::fs::copy(
-            repo_root().join("generated/python/mooncake_sos.py"),
-            dir.path().join("mooncake_sos.py"),
-        )
-        .unwrap();
-        let out = Command::new(&python)
-            .args(["-m", "mooncake_sos", "--json"])
-            .env("PYTHONPATH", dir.path())
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{version}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
-        assert_eq!(report["ok"], ok, "{version}: {report:#}");
-        assert_eq!(out.status.code(), Some(if ok { 0 } else { 1 }), "{version}");
-        if !ok {
-            let misses: Vec<&str> = report["misses"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m.as_str().unwrap())
-                .collect();
-            for name in [
-                "FieldSchema: missing",
-                "export_ref: missing",
-                "import_ref: missing",
-            ] {
-                assert!(misses.contains(&name), "{version}: {misses:#?}");
-            }
-            assert!(
-                misses
-                    .iter()
-                    .any(|m| m.starts_with("MooncakeBundleTransfer")),
-                "{version}: {misses:#?}"
-            );
-        }
+    let (code, out, _) = run("");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("ok: mooncake.structured_object_store provides"),
+        "{out}"
+    );
+    for bad in [", '--jsn'", ", '--json', 'extra'", ", '-x'"] {
+        let (code, out, err) = run(bad);
+        assert_eq!(code, 2, "{bad}: {out}{err}");
+        assert!(
+            err.contains("usage: python3 -m mooncake_sos [-h] [--json]")
+                && err.contains("unrecognized arguments"),
+            "{bad}: {err}"
+        );
+        assert_eq!(out, "", "{bad}");
     }
+    let (code, out, _) = run(", '--json'");
+    assert_eq!(code, 0);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["ok"], true);
 }
 
 /// The shim parses with Python 3.9's grammar and imports only the standard library.

@@ -3,10 +3,10 @@ FROM {{ c.base_image }}:{{ c.base_tag_var() }}
 
 {{ intro }}
 {{ c.drop_comment }}
-ARG {{ c.arg_prefix }}_BASE_URL={{ raw_base_url }}
-ARG {{ c.arg_prefix }}_COMMIT={{ commit }}
-ARG {{ c.arg_prefix }}_SHA256={{ sha256 }}
-ARG {{ c.arg_prefix }}_SHIM_DIR=/opt/{{ name }}
+# One ARG instruction for several: every instruction is a build step (a container, a commit).
+ARG {{ c.arg_prefix }}_COMMIT={{ commit }} \
+    {{ c.arg_prefix }}_SHA256={{ sha256 }} \
+    {{ c.arg_prefix }}_BASE_URL={{ raw_base_url }}
 RUN set -eu; \
     dest="$(python3 -c 'import importlib.util; print(list(importlib.util.find_spec("{{ package }}").submodule_search_locations)[0])')"; \
     tmp="$(mktemp)"; \

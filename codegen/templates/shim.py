@@ -1,16 +1,20 @@
 # {{ header }}
 """Verified entry point to `{{ module }}`, as pinned in api.toml.
 
-Importing this module checks the installed module and its native core against the
-contract in api.toml (every symbol, parameter and native requirement) and raises one
-ImportError listing every miss. `python3 -m {{ shim }}` prints the same report and
-exits 1 on a miss; `--json` prints it as JSON. Standard library only; Python >= 3.9.
+`import {{ shim }}` checks the installed module and its native core against the contract in
+api.toml (every symbol; each parameter's kind, order and default; every native requirement)
+and raises one ImportError listing every miss, with the pin, the installed wheel and the fix.
+`python3 -m {{ shim }}` prints the same report and exits 1 on a miss (`--json`: as JSON).
+
+This file is the one implementation of that check. `check()` and `report()` only report (no
+raise, no output), so other programs run this same file under another module name and call
+them: the Rust bindings' runtime does, at load time. Standard library only; Python >= 3.9.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -19,6 +23,7 @@ import re
 import sys
 from typing import Any
 
+SHIM = {{ shim_lit }}
 MODULE = {{ module_lit }}
 NATIVE_MODULE = {{ native_module_lit }}
 UPSTREAM_REPO = {{ repo_lit }}
@@ -27,6 +32,7 @@ UPSTREAM_COMMIT = {{ commit_lit }}
 UPSTREAM_SHA256 = {{ sha256_lit }}
 API_FINGERPRINT = {{ fingerprint_lit }}
 FIX = {{ fix_lit }}
+PINNED = f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})"
 
 # The contract, as api.toml declares it.
 SYMBOLS: list[dict[str, Any]] = {{ symbols_lit }}
@@ -46,56 +52,130 @@ _KIND_NAMES = {
     inspect.Parameter.VAR_KEYWORD: "**kwargs",
 }
 _MISSING = object()
+# An object default prints with its address (`<... object at 0x7f...>`), new on every run.
+_ADDRESS = re.compile(r"<([^<>]*?) at 0x[0-9a-fA-F]+>")
 
 
 def _literal(expr: str) -> Any:
     """The value of a literal default expression, or _MISSING for names like CONSTANT."""
-    import ast
-
     try:
         return ast.literal_eval(expr)
     except (ValueError, SyntaxError):
         return _MISSING
 
 
-def _check_default(label: str, declared: Any, found: Any, misses: list[str]) -> None:
+def _default_problem(declared: str | None, found: Any) -> str | None:
+    """Literal defaults compare by type and value, names (CONSTANT) by presence."""
     empty = found is inspect.Parameter.empty or found is dataclasses.MISSING
     if declared is None:
-        if not empty:
-            misses.append(f"{label}: has default {found!r}, expected none")
-        return
+        return None if empty else f"has default {found!r}, expected none"
     if empty:
-        misses.append(f"{label}: has no default, expected {declared}")
-        return
+        return f"has no default, expected {declared}"
     value = _literal(declared)
     if value is not _MISSING and (type(value) is not type(found) or value != found):
-        misses.append(f"{label}: default is {found!r}, expected {declared}")
+        return f"default is {found!r}, expected {declared}"
+    return None
 
 
-def _check_params(label: str, fn: Any, declared: list[dict[str, Any]], skip_self: bool, misses: list[str]) -> None:
+def _order_problem(declared: list[str], found: list[str]) -> str | None:
+    """Declared names keep their declared order; undeclared optional ones may sit between."""
+    present = [name for name in found if name in declared]
+    wanted = [name for name in declared if name in present]
+    for got, want in zip(present, wanted):
+        if got != want:
+            return f"{got!r} comes before {want!r}"
+    return None
+
+
+def _expected_signature(declared: list[dict[str, Any]], with_self: bool) -> str:
+    parts = ["self"] if with_self else []
+    for i, p in enumerate(declared):
+        if p["kind"] == "keyword" and (i == 0 or declared[i - 1]["kind"] != "keyword"):
+            parts.append("*")
+        parts.append(p["name"] if p["default"] is None else f"{p['name']}={p['default']}")
+    return f"({', '.join(parts)})"
+
+
+def _check_params(label: str, fn: Any, declared: list[dict[str, Any]], has_self: bool, misses: list[str]) -> None:
+    """One miss per callable, listing each problem, then the expected and found signatures."""
     try:
-        params = dict(inspect.signature(fn).parameters)
+        signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         misses.append(f"{label}: signature not readable ({exc})")
         return
-    if skip_self and params:
-        params.pop(next(iter(params)))
-    names = set()
+    params = list(signature.parameters.values())
+    if has_self and params and params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        params = params[1:]
+    found = {p.name: p for p in params}
+    problems = []
     for want in declared:
-        name = want["name"]
-        names.add(name)
-        found = params.get(name)
-        where = f"{label}: parameter {name!r}"
-        if found is None:
-            misses.append(f"{where} missing (signature is {inspect.signature(fn)})")
+        where = f"parameter {want['name']!r}"
+        p = found.get(want["name"])
+        if p is None:
+            problems.append(f"{where} missing")
             continue
-        if found.kind != _KINDS[want["kind"]]:
-            misses.append(f"{where} is {_KIND_NAMES[found.kind]}, expected {_KIND_NAMES[_KINDS[want['kind']]]}")
-        _check_default(where, want["default"], found.default, misses)
-    for name, found in params.items():
-        required = found.default is inspect.Parameter.empty
-        if name not in names and required and found.kind not in (found.VAR_POSITIONAL, found.VAR_KEYWORD):
-            misses.append(f"{label}: undeclared required parameter {name!r}")
+        if p.kind != _KINDS[want["kind"]]:
+            problems.append(f"{where} is {_KIND_NAMES[p.kind]}, expected {_KIND_NAMES[_KINDS[want['kind']]]}")
+        default = _default_problem(want["default"], p.default)
+        if default:
+            problems.append(f"{where}: {default}")
+    names = [want["name"] for want in declared]
+    for p in params:
+        if p.name not in names and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            problems.append(f"undeclared required parameter {p.name!r}")
+    order = _order_problem(names, [p.name for p in params])
+    if order:
+        problems.append(f"parameter {order}")
+    if problems:
+        expected = _expected_signature(declared, has_self)
+        misses.append(f"{label}: {'; '.join(problems)}; expected {expected}, found {signature}")
+
+
+def _check_dataclass(name: str, obj: Any, spec: dict[str, Any], misses: list[str]) -> None:
+    if not (isinstance(obj, type) and dataclasses.is_dataclass(obj)):
+        misses.append(f"{name}: is not a dataclass")
+        return
+    if obj.__dataclass_params__.frozen != spec["frozen"]:
+        misses.append(f"{name}: is not frozen" if spec["frozen"] else f"{name}: is frozen, expected not frozen")
+    fields = {f.name: f for f in dataclasses.fields(obj) if f.init}
+    for want in spec["fields"]:
+        where = f"{name}.{want['name']}"
+        found = fields.get(want["name"])
+        if found is None:
+            misses.append(f"{where}: field missing")
+            continue
+        keyword = getattr(found, "kw_only", False) is True  # Field.kw_only: Python >= 3.10
+        if keyword != (want["kind"] == "keyword"):
+            misses.append(f"{where}: is {'keyword-only' if keyword else 'positional'}, expected {want['kind']}")
+        if want["factory"] is not None:
+            factory = getattr(found.default_factory, "__qualname__", None)
+            if factory != want["factory"]:
+                misses.append(f"{where}: default_factory is {factory}, expected {want['factory']}")
+        else:
+            default = _default_problem(want["default"], found.default)
+            if default:
+                misses.append(f"{where}: {default}")
+    order = _order_problem([w["name"] for w in spec["fields"]], list(fields))
+    if order:
+        misses.append(f"{name}: field {order}")
+
+
+def _check_class(name: str, obj: Any, spec: dict[str, Any], misses: list[str]) -> None:
+    if not isinstance(obj, type):
+        misses.append(f"{name}: is not a class")
+        return
+    _check_params(f"{name}.__init__", obj.__init__, spec["init"], True, misses)
+    for method in spec["methods"]:
+        label = f"{name}.{method['name']}"
+        try:
+            raw = inspect.getattr_static(obj, method["name"])
+        except AttributeError:
+            misses.append(f"{label}: missing")
+            continue
+        if isinstance(raw, staticmethod) != method["static"]:
+            misses.append(f"{label}: is not {'a staticmethod' if method['static'] else 'an instance method'}")
+            continue
+        _check_params(label, getattr(obj, method["name"]), method["params"], not method["static"], misses)
 
 
 def _check_symbol(module: Any, spec: dict[str, Any], misses: list[str]) -> None:
@@ -103,118 +183,93 @@ def _check_symbol(module: Any, spec: dict[str, Any], misses: list[str]) -> None:
     obj = getattr(module, name, _MISSING)
     if obj is _MISSING:
         misses.append(f"{name}: missing")
-        return
-    if kind == "dataclass":
-        if not (isinstance(obj, type) and dataclasses.is_dataclass(obj)):
-            misses.append(f"{name}: is not a dataclass")
-            return
-        if spec["frozen"] and not obj.__dataclass_params__.frozen:
-            misses.append(f"{name}: is not frozen")
-        fields = {f.name: f for f in dataclasses.fields(obj)}
-        for want in spec["fields"]:
-            found = fields.get(want["name"])
-            where = f"{name}.{want['name']}"
-            if found is None:
-                misses.append(f"{where}: field missing")
-            elif want["factory"] is not None:
-                factory = getattr(found.default_factory, "__qualname__", None)
-                if factory != want["factory"]:
-                    misses.append(f"{where}: default_factory is {factory}, expected {want['factory']}")
-            else:
-                _check_default(where, want["default"], found.default, misses)
+    elif kind == "dataclass":
+        _check_dataclass(name, obj, spec, misses)
     elif kind == "class":
-        if not isinstance(obj, type):
-            misses.append(f"{name}: is not a class")
-            return
-        _check_params(f"{name}.__init__", obj.__init__, spec["init"], True, misses)
-        for method in spec["methods"]:
-            label = f"{name}.{method['name']}"
-            try:
-                raw = inspect.getattr_static(obj, method["name"])
-            except AttributeError:
-                misses.append(f"{label}: missing")
-                continue
-            if isinstance(raw, staticmethod) != method["static"]:
-                want = "a staticmethod" if method["static"] else "an instance method"
-                misses.append(f"{label}: is not {want}")
-                continue
-            _check_params(label, getattr(obj, method["name"]), method["params"], not method["static"], misses)
+        _check_class(name, obj, spec, misses)
+    elif kind == "alias" and obj is not getattr(module, spec["target"], _MISSING):
+        misses.append(f"{name}: is not an alias of {spec['target']}")
+    elif not callable(obj):
+        misses.append(f"{name}: is not callable")
     else:
-        if kind == "alias":
-            target = getattr(module, spec["target"], _MISSING)
-            if obj is not target:
-                misses.append(f"{name}: is not an alias of {spec['target']}")
-                return
-        if not callable(obj):
-            misses.append(f"{name}: is not callable")
-            return
         _check_params(name, obj, spec["params"], False, misses)
 
 
-def _split_params(text: str) -> list[str]:
-    """Splits a pybind11 parameter list at top-level commas."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += ch in "([{"
-        depth -= ch in ")]}"
+def _drop_self(params: str) -> str:
+    """A pybind11 parameter list without its leading `self: Type` (split at a top-level comma)."""
+    depth = 0
+    for i, ch in enumerate(params):
+        depth += ch in "([{<"
+        depth -= ch in ")]}>"
         if ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return [p for p in parts if p]
+            head, rest = params[:i], params[i + 1:]
+            return rest.strip() if head.split(":")[0].strip() == "self" else params.strip()
+    return "" if params.split(":")[0].strip() == "self" else params.strip()
 
 
 def _overloads(obj: Any, name: str) -> list[str]:
-    """The parameter lists after `self` of each signature line in a pybind11 docstring.
-
-    An object default prints with its address (`<mooncake.store.ReplicateConfig object at
-    0x7f...>`), which differs on every run: `<... at 0x...>` becomes `<...>`.
-    """
+    """The parameter lists after `self` of each signature line in a pybind11 docstring."""
     found = []
     for line in (getattr(obj, "__doc__", None) or "").splitlines():
-        line = re.sub(r"<([^<>]*?) at 0x[0-9a-fA-F]+>", r"<\1>", line)
-        m = re.match(r"\s*(?:\d+\.\s*)?" + re.escape(name) + r"\((.*)\)\s*->", line)
+        m = re.match(r"\s*(?:\d+\.\s*)?" + re.escape(name) + r"\((.*)\)\s*->", _ADDRESS.sub(r"<\1>", line))
         if m:
-            params = _split_params(m.group(1))
-            if params and params[0].split(":")[0].strip() == "self":
-                params = params[1:]
-            found.append(", ".join(params))
+            found.append(_drop_self(m.group(1)))
     return found
 
 
-def _check_native(misses: list[str]) -> None:
+def _check_native(native_module: str, misses: list[str]) -> None:
     try:
-        native = importlib.import_module(NATIVE_MODULE)
+        native = importlib.import_module(native_module)
     except Exception as exc:  # a missing system library raises OSError inside ImportError
-        misses.append(f"{NATIVE_MODULE}: cannot import the native core ({exc})")
+        misses.append(f"{native_module}: cannot import the native core ({exc})")
         return
     for spec in NATIVE:
-        label = f"{NATIVE_MODULE}.{spec['object']}"
+        label = f"{native_module}.{spec['object']}"
+        need = f"(needed because {spec['reason']})"
         obj: Any = native
         for part in spec["object"].split("."):
             obj = getattr(obj, part, _MISSING)
             if obj is _MISSING:
                 break
         if obj is _MISSING:
-            misses.append(f"{label}: missing (needed because {spec['reason']})")
+            misses.append(f"{label}: missing {need}")
         elif "overload" in spec:
             found = _overloads(obj, spec["object"].rsplit(".", 1)[-1])
-            if " ".join(spec["overload"].split()) not in [" ".join(f.split()) for f in found]:
-                misses.append(f"{label}: no overload ({spec['overload']}); found {found} (needed because {spec['reason']})")
+            if spec["overload"] not in found:
+                seen = " | ".join(f"({f})" for f in found) or "no signature in __doc__"
+                misses.append(f"{label}: expected overload (self, {spec['overload']}), found {seen} {need}")
         else:
             holder = obj
             if spec["instance"]:
                 try:
                     holder = obj()
                 except Exception as exc:
-                    misses.append(f"{label}: cannot be made with no arguments ({exc})")
+                    misses.append(f"{label}: cannot be made with no arguments ({exc}) {need}")
                     continue
             if not hasattr(holder, spec["attribute"]):
-                misses.append(f"{label}.{spec['attribute']}: missing (needed because {spec['reason']})")
+                misses.append(f"{label}.{spec['attribute']}: missing {need}")
 
 
-def installed() -> dict[str, Any]:
+def check(module: str = MODULE, native_module: str = NATIVE_MODULE) -> list[str]:
+    """Every way the installed module and native core differ from api.toml; [] if none.
+
+    `module` / `native_module` name other copies to check (tests check doctored ones).
+    """
+    misses: list[str] = []
+    try:
+        imported = importlib.import_module(module)
+    except Exception as exc:
+        misses.append(f"{module}: cannot import ({exc!r})")
+    else:
+        for spec in SYMBOLS:
+            _check_symbol(imported, spec, misses)
+    _check_native(native_module, misses)
+    return misses
+
+
+def installed(module: str = MODULE) -> dict[str, Any]:
     """What is installed: mooncake distributions, the module file and its sha256."""
+    import hashlib  # here and argparse in main(): the check alone needs neither (~7 ms each)
     from importlib import metadata
 
     dists = sorted(
@@ -224,7 +279,7 @@ def installed() -> dict[str, Any]:
     )
     info: dict[str, Any] = {"distributions": dists, "module_file": None, "module_sha256": None}
     try:
-        spec = importlib.util.find_spec(MODULE)
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         spec = None
     if spec is not None and spec.origin:
@@ -237,51 +292,54 @@ def installed() -> dict[str, Any]:
     return info
 
 
-def check() -> list[str]:
-    """Every way the installed module and native core differ from api.toml; [] if none."""
-    misses: list[str] = []
-    try:
-        module = importlib.import_module(MODULE)
-    except Exception as exc:
-        misses.append(f"{MODULE}: cannot import ({exc!r})")
-    else:
-        for spec in SYMBOLS:
-            _check_symbol(module, spec, misses)
-    _check_native(misses)
-    return misses
-
-
-def describe(misses: list[str]) -> str:
-    info = installed()
-    lines = [f"{{ shim }}: {MODULE} does not provide the API api.toml declares ({len(misses)} problem(s)):"]
-    lines += [f"  - {m}" for m in misses]
-    lines.append(f"pinned:    {UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})")
+def installed_text(info: dict[str, Any]) -> str:
     dists = ", ".join(info["distributions"]) or "no mooncake distribution"
-    lines.append(f"installed: {dists}; module {info['module_file']} (sha256 {info['module_sha256']})")
-    lines.append(f"fix:       {FIX}")
+    return f"{dists}; module {info['module_file']} (sha256 {info['module_sha256']})"
+
+
+def report(module: str = MODULE, native_module: str = NATIVE_MODULE, misses: list[str] | None = None) -> dict[str, Any]:
+    """The check's verdict with everything needed to act on it (what `--json` prints)."""
+    misses = check(module, native_module) if misses is None else misses
+    return {"ok": not misses, "module": module, "misses": misses, "fingerprint": API_FINGERPRINT,
+            "commit": UPSTREAM_COMMIT, "pinned": PINNED, "installed": installed(module), "fix": FIX}
+
+
+def describe(r: dict[str, Any]) -> str:
+    lines = [f"{SHIM}: {r['module']} does not provide the API api.toml declares ({len(r['misses'])} problem(s)):"]
+    lines += [f"  - {m}" for m in r["misses"]]
+    lines.append(f"pinned:    {r['pinned']}")
+    lines.append(f"installed: {installed_text(r['installed'])}")
+    lines.append(f"fix:       {r['fix']}")
     return "\n".join(lines)
 
 
-def _main(argv: list[str], misses: list[str]) -> int:
-    if "--json" in argv:
-        report = {"ok": not misses, "misses": misses, "fingerprint": API_FINGERPRINT,
-                  "commit": UPSTREAM_COMMIT, "installed": installed()}
-        print(json.dumps(report, indent=2, sort_keys=True))
-    elif misses:
-        print(describe(misses), file=sys.stderr)
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog=f"python3 -m {SHIM}",
+        description=f"Check the installed {MODULE} and its native core against api.toml; exit 1 on a miss.",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    r = report()
+    if args.json:
+        print(json.dumps(r, indent=2, sort_keys=True))
+    elif r["misses"]:
+        print(describe(r), file=sys.stderr)
     else:
         print(f"ok: {MODULE} provides {', '.join(s['name'] for s in SYMBOLS)} and "
               f"{len(NATIVE)} native requirement(s) (api {API_FINGERPRINT[:12]}, pin {UPSTREAM_COMMIT[:8]})")
-    return 1 if misses else 0
+    return 1 if r["misses"] else 0
 
 
-_MISSES = check()
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:], _MISSES))
-if _MISSES:
-    raise ImportError(describe(_MISSES))
-
-_module = importlib.import_module(MODULE)
-{% for s in symbols -%}
-{{ s }} = _module.{{ s }}
+    sys.exit(main())
+elif __name__ == SHIM:
+    # Imported under its own name: the import-time check, then the checked names.
+    _MISSES = check()
+    if _MISSES:
+        raise ImportError(describe(report(misses=_MISSES)))
+    _module = importlib.import_module(MODULE)
+{% for s in symbols %}    {{ s }} = _module.{{ s }}
 {% endfor -%}

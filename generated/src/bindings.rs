@@ -3,12 +3,9 @@
 
 use std::collections::BTreeMap;
 use mooncake_sos_runtime as rt;
+use rt::ToPy;
 use rt::pyo3::prelude::*;
-use rt::{Kwargs, PyContext, ToPy};
-pub use rt::{
-    EmbeddedStore, Error, Module, PythonEnv, Record, ReplicateConfig, Result, Rows,
-    Store, StoreConfig,
-};
+pub use rt::prelude::*;
 /// The Python module these bindings call.
 pub const MODULE: &str = "mooncake.structured_object_store";
 /// The native core the module stands on.
@@ -23,282 +20,19 @@ pub const UPSTREAM_SHA256: &str = "6f2361e68655784a71348b40b963883ea369553f52e36
 pub const FIRST_RELEASE: &str = "mooncake-transfer-engine-non-cuda==0.3.12.post1";
 /// sha256 of the canonical contract in api.toml.
 pub const API_FINGERPRINT: &str = "19a695efae2a365e9a471348c9c007f98776ab4d0ef3f75005d1507818baa5e2";
-/// Everything the runtime checks in the installed module before the first call.
-pub static API: rt::ApiSpec = rt::ApiSpec {
+/// The Python shim's module name.
+pub const SHIM: &str = "mooncake_sos";
+/// What the runtime checks before the first call: the generated shim, whose `check()`
+/// is the one implementation of the contract (the same one `import` runs in Python).
+pub static API: rt::Contract = rt::Contract {
     module: MODULE,
-    repo: UPSTREAM_REPO,
-    commit: UPSTREAM_COMMIT,
-    sha256: UPSTREAM_SHA256,
-    wheel: FIRST_RELEASE,
-    fingerprint: API_FINGERPRINT,
-    symbols: &[
-        rt::SymbolSpec {
-            name: "FieldSchema",
-            kind: rt::SymbolKind::Dataclass {
-                frozen: true,
-                fields: &[
-                    rt::ParamSpec {
-                        name: "codec",
-                        kind: rt::ParamKind::Positional,
-                        has_default: false,
-                    },
-                    rt::ParamSpec {
-                        name: "nullable",
-                        kind: rt::ParamKind::Positional,
-                        has_default: true,
-                    },
-                    rt::ParamSpec {
-                        name: "metadata",
-                        kind: rt::ParamKind::Positional,
-                        has_default: true,
-                    },
-                ],
-            },
-        },
-        rt::SymbolSpec {
-            name: "MooncakeBundleTransfer",
-            kind: rt::SymbolKind::Class {
-                init: &[
-                    rt::ParamSpec {
-                        name: "store",
-                        kind: rt::ParamKind::Positional,
-                        has_default: false,
-                    },
-                    rt::ParamSpec {
-                        name: "key_prefix",
-                        kind: rt::ParamKind::Positional,
-                        has_default: true,
-                    },
-                    rt::ParamSpec {
-                        name: "default_chunk_bytes",
-                        kind: rt::ParamKind::Positional,
-                        has_default: true,
-                    },
-                    rt::ParamSpec {
-                        name: "buffer_pool",
-                        kind: rt::ParamKind::Positional,
-                        has_default: true,
-                    },
-                ],
-                methods: &[
-                    rt::MethodSpec {
-                        name: "put",
-                        staticmethod: false,
-                        params: &[
-                            rt::ParamSpec {
-                                name: "data",
-                                kind: rt::ParamKind::Positional,
-                                has_default: false,
-                            },
-                            rt::ParamSpec {
-                                name: "type",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "namespace",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "partition",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "stage",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "chunk_bytes",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "policy",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "config",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "field_schemas",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                        ],
-                    },
-                    rt::MethodSpec {
-                        name: "get",
-                        staticmethod: false,
-                        params: &[
-                            rt::ParamSpec {
-                                name: "ref",
-                                kind: rt::ParamKind::Positional,
-                                has_default: false,
-                            },
-                            rt::ParamSpec {
-                                name: "type",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "fields",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "batch_fields",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "non_tensor_fields",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "meta_info_keys",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "data_cls",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "destinations",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                            rt::ParamSpec {
-                                name: "rows",
-                                kind: rt::ParamKind::KeywordOnly,
-                                has_default: true,
-                            },
-                        ],
-                    },
-                    rt::MethodSpec {
-                        name: "release_result",
-                        staticmethod: true,
-                        params: &[
-                            rt::ParamSpec {
-                                name: "result",
-                                kind: rt::ParamKind::Positional,
-                                has_default: false,
-                            },
-                        ],
-                    },
-                    rt::MethodSpec {
-                        name: "cleanup_dataproto",
-                        staticmethod: false,
-                        params: &[
-                            rt::ParamSpec {
-                                name: "ref",
-                                kind: rt::ParamKind::Positional,
-                                has_default: false,
-                            },
-                        ],
-                    },
-                ],
-            },
-        },
-        rt::SymbolSpec {
-            name: "export_ref",
-            kind: rt::SymbolKind::Alias {
-                target: "export_dataproto_ref",
-                params: &[
-                    rt::ParamSpec {
-                        name: "ref",
-                        kind: rt::ParamKind::Positional,
-                        has_default: false,
-                    },
-                ],
-            },
-        },
-        rt::SymbolSpec {
-            name: "import_ref",
-            kind: rt::SymbolKind::Alias {
-                target: "import_dataproto_ref",
-                params: &[
-                    rt::ParamSpec {
-                        name: "handle",
-                        kind: rt::ParamKind::Positional,
-                        has_default: false,
-                    },
-                ],
-            },
-        },
-    ],
-    native: &[
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "MooncakeDistributedStore.setup",
-            check: rt::NativeCheck::Overload("config: dict"),
-        },
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "MooncakeDistributedStore.remove",
-            check: rt::NativeCheck::Overload("key: str, force: bool = False"),
-        },
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "ReplicateConfig",
-            check: rt::NativeCheck::Attribute {
-                name: "replica_num",
-                instance: true,
-            },
-        },
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "MooncakeDistributedStore.put",
-            check: rt::NativeCheck::Overload(
-                "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>",
-            ),
-        },
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "MooncakeDistributedStore.get",
-            check: rt::NativeCheck::Overload("arg0: str"),
-        },
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "MooncakeDistributedStore.batch_remove",
-            check: rt::NativeCheck::Overload("keys: list[str], force: bool = False"),
-        },
-        rt::NativeSpec {
-            module: NATIVE_MODULE,
-            object: "MooncakeDistributedStore.get_into_ranges",
-            check: rt::NativeCheck::Overload(
-                "buffer_ptrs: list[int], all_keys: list[list[str]], all_dst_offsets: list[list[list[int]]], all_src_offsets: list[list[list[int]]], all_sizes: list[list[list[int]]]",
-            ),
-        },
-    ],
+    native_module: NATIVE_MODULE,
+    shim: SHIM,
+    shim_source: include_str!("../python/mooncake_sos.py"),
 };
 /// Starts the interpreter for `env`, imports the module and checks it against [`API`].
 pub fn load(env: &PythonEnv) -> Result<Module> {
     Module::load(&API, env)
-}
-/// A Python `MooncakeDataProtoRef` (returned by `put` and `import_ref`).
-pub struct DataProtoRef(pub Py<PyAny>);
-impl DataProtoRef {
-    pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-        self.0.bind(py).clone()
-    }
-}
-impl ToPy for DataProtoRef {
-    fn to_py<'py>(
-        &self,
-        py: Python<'py>,
-        _m: &Bound<'py, PyAny>,
-    ) -> Result<Bound<'py, PyAny>> {
-        Ok(self.object(py))
-    }
 }
 /// The Python dataclass `FieldSchema`; converts to it when passed to a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -323,19 +57,18 @@ impl ToPy for FieldSchema {
         py: Python<'py>,
         m: &Bound<'py, PyAny>,
     ) -> Result<Bound<'py, PyAny>> {
-        let kwargs = rt::pyo3::types::PyDict::new(py);
-        kwargs
-            .set_item("codec", self.codec.to_py(py, m)?)
-            .context(|| format!("{}.{}", "FieldSchema", "codec"))?;
-        kwargs
-            .set_item("nullable", self.nullable.to_py(py, m)?)
-            .context(|| format!("{}.{}", "FieldSchema", "nullable"))?;
-        kwargs
-            .set_item("metadata", self.metadata.to_py(py, m)?)
-            .context(|| format!("{}.{}", "FieldSchema", "metadata"))?;
-        m.getattr("FieldSchema")
-            .and_then(|cls| cls.call((), Some(&kwargs)))
-            .context(|| format!("{}(...)", "FieldSchema"))
+        static MADE: rt::FrozenObjects<FieldSchema> = rt::FrozenObjects::new();
+        MADE.get_or_make(
+            m,
+            self,
+            || {
+                rt::Call::function(py, m, "FieldSchema")
+                    .kw("codec", &self.codec)
+                    .kw("nullable", &self.nullable)
+                    .kw("metadata", &self.metadata)
+                    .invoke()
+            },
+        )
     }
 }
 /// Keyword arguments of `MooncakeBundleTransfer(...)`; a `None` field is left to the module's default.
@@ -381,12 +114,7 @@ pub struct GetOptions {
     pub rows: Option<Rows>,
 }
 /// A Python `MooncakeBundleTransfer` over a [`Store`].
-pub struct MooncakeBundleTransfer {
-    obj: Py<PyAny>,
-    module: Module,
-    replicate: Option<Py<PyAny>>,
-    liveness: Option<rt::Liveness>,
-}
+pub struct MooncakeBundleTransfer(rt::Instance);
 impl MooncakeBundleTransfer {
     /// `MooncakeBundleTransfer(store, ...)`; a store with `replica_num` set passes its `ReplicateConfig` to every write that takes a `config`.
     pub fn new(
@@ -395,23 +123,15 @@ impl MooncakeBundleTransfer {
         store: &Store,
         options: &MooncakeBundleTransferOptions,
     ) -> Result<Self> {
-        let kw = Kwargs::new(py, module);
-        let kw = kw.opt("key_prefix", options.key_prefix.as_ref())?;
-        let kw = kw.opt("default_chunk_bytes", options.default_chunk_bytes.as_ref())?;
-        let obj = module
-            .attr(py, "MooncakeBundleTransfer")?
-            .call((store.object(py),), Some(&kw.into_dict()))
-            .context(|| format!("{}(...)", "MooncakeBundleTransfer"))?;
-        Ok(MooncakeBundleTransfer {
-            obj: obj.unbind(),
-            module: module.clone_ref(py),
-            replicate: store.replicate_config(py).map(|c| c.unbind()),
-            liveness: store.liveness(),
-        })
+        rt::Instance::construct(py, module, "MooncakeBundleTransfer", store)
+            .opt("key_prefix", options.key_prefix.as_ref())
+            .opt("default_chunk_bytes", options.default_chunk_bytes.as_ref())
+            .instance()
+            .map(Self)
     }
     /// The Python object.
     pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-        self.obj.bind(py).clone()
+        self.0.object(py)
     }
     /// `MooncakeBundleTransfer.put`.
     pub fn put<'py>(
@@ -420,34 +140,18 @@ impl MooncakeBundleTransfer {
         data: &impl ToPy,
         options: &PutOptions,
     ) -> Result<DataProtoRef> {
-        let m = self.module.bind(py);
-        let args = rt::pyo3::types::PyTuple::new(
-                py,
-                [data.to_py(py, &m)?] as [Bound<'py, PyAny>; 1usize],
-            )
-            .context(|| format!("{}.{} arguments", "MooncakeBundleTransfer", "put"))?;
-        let kw = Kwargs::new(py, &self.module);
-        let kw = kw.opt("type", options.r#type.as_ref())?;
-        let kw = kw.opt("namespace", options.namespace.as_ref())?;
-        let kw = kw.opt("partition", options.partition.as_ref())?;
-        let kw = kw.opt("stage", options.stage.as_ref())?;
-        let kw = kw.opt("chunk_bytes", options.chunk_bytes.as_ref())?;
-        let value = match &options.config {
-            Some(c) => Some(c.to_py(py, &m)?),
-            None => self.replicate.as_ref().map(|c| c.bind(py).clone()),
-        };
-        let kw = kw.obj("config", value)?;
-        let kw = kw.opt("field_schemas", options.field_schemas.as_ref())?;
-        if let Some(l) = &self.liveness {
-            l.check("MooncakeBundleTransfer.put")?;
-        }
-        let out = rt::call_method(
-            self.obj.bind(py),
-            "put",
-            args,
-            Some(&kw.into_dict()),
-        )?;
-        Ok(DataProtoRef(out.unbind()))
+        self.0
+            .call(py, "put")
+            .arg(data)
+            .opt("type", options.r#type.as_ref())
+            .opt("namespace", options.namespace.as_ref())
+            .opt("partition", options.partition.as_ref())
+            .opt("stage", options.stage.as_ref())
+            .opt("chunk_bytes", options.chunk_bytes.as_ref())
+            .config("config", options.config.as_ref())
+            .opt("field_schemas", options.field_schemas.as_ref())
+            .invoke()
+            .map(DataProtoRef::from)
     }
     /// `MooncakeBundleTransfer.get`.
     pub fn get<'py>(
@@ -456,29 +160,16 @@ impl MooncakeBundleTransfer {
         r#ref: &impl ToPy,
         options: &GetOptions,
     ) -> Result<Bound<'py, PyAny>> {
-        let m = self.module.bind(py);
-        let args = rt::pyo3::types::PyTuple::new(
-                py,
-                [r#ref.to_py(py, &m)?] as [Bound<'py, PyAny>; 1usize],
-            )
-            .context(|| format!("{}.{} arguments", "MooncakeBundleTransfer", "get"))?;
-        let kw = Kwargs::new(py, &self.module);
-        let kw = kw.opt("type", options.r#type.as_ref())?;
-        let kw = kw.opt("fields", options.fields.as_ref())?;
-        let kw = kw.opt("batch_fields", options.batch_fields.as_ref())?;
-        let kw = kw.opt("non_tensor_fields", options.non_tensor_fields.as_ref())?;
-        let kw = kw.opt("meta_info_keys", options.meta_info_keys.as_ref())?;
-        let kw = kw.opt("rows", options.rows.as_ref())?;
-        if let Some(l) = &self.liveness {
-            l.check("MooncakeBundleTransfer.get")?;
-        }
-        let out = rt::call_method(
-            self.obj.bind(py),
-            "get",
-            args,
-            Some(&kw.into_dict()),
-        )?;
-        Ok(out)
+        self.0
+            .call(py, "get")
+            .arg(r#ref)
+            .opt("type", options.r#type.as_ref())
+            .opt("fields", options.fields.as_ref())
+            .opt("batch_fields", options.batch_fields.as_ref())
+            .opt("non_tensor_fields", options.non_tensor_fields.as_ref())
+            .opt("meta_info_keys", options.meta_info_keys.as_ref())
+            .opt("rows", options.rows.as_ref())
+            .invoke()
     }
     /// `MooncakeBundleTransfer.release_result` (a staticmethod upstream).
     pub fn release_result<'py>(
@@ -486,26 +177,7 @@ impl MooncakeBundleTransfer {
         py: Python<'py>,
         result: &impl ToPy,
     ) -> Result<()> {
-        let m = self.module.bind(py);
-        let args = rt::pyo3::types::PyTuple::new(
-                py,
-                [result.to_py(py, &m)?] as [Bound<'py, PyAny>; 1usize],
-            )
-            .context(|| {
-                format!("{}.{} arguments", "MooncakeBundleTransfer", "release_result")
-            })?;
-        let kw = Kwargs::new(py, &self.module);
-        if let Some(l) = &self.liveness {
-            l.check("MooncakeBundleTransfer.release_result")?;
-        }
-        let out = rt::call_method(
-            self.obj.bind(py),
-            "release_result",
-            args,
-            Some(&kw.into_dict()),
-        )?;
-        let _ = out;
-        Ok(())
+        self.0.call(py, "release_result").arg(result).invoke().map(|_| ())
     }
     /// `MooncakeBundleTransfer.cleanup_dataproto`.
     pub fn cleanup_dataproto<'py>(
@@ -513,26 +185,7 @@ impl MooncakeBundleTransfer {
         py: Python<'py>,
         r#ref: &impl ToPy,
     ) -> Result<()> {
-        let m = self.module.bind(py);
-        let args = rt::pyo3::types::PyTuple::new(
-                py,
-                [r#ref.to_py(py, &m)?] as [Bound<'py, PyAny>; 1usize],
-            )
-            .context(|| {
-                format!("{}.{} arguments", "MooncakeBundleTransfer", "cleanup_dataproto")
-            })?;
-        let kw = Kwargs::new(py, &self.module);
-        if let Some(l) = &self.liveness {
-            l.check("MooncakeBundleTransfer.cleanup_dataproto")?;
-        }
-        let out = rt::call_method(
-            self.obj.bind(py),
-            "cleanup_dataproto",
-            args,
-            Some(&kw.into_dict()),
-        )?;
-        let _ = out;
-        Ok(())
+        self.0.call(py, "cleanup_dataproto").arg(r#ref).invoke().map(|_| ())
     }
 }
 /// `export_ref(...)`, a module-level function.
@@ -541,17 +194,11 @@ pub fn export_ref<'py>(
     module: &Module,
     r#ref: &impl ToPy,
 ) -> Result<rt::serde_json::Value> {
-    let m = module.bind(py);
-    let args = rt::pyo3::types::PyTuple::new(
-            py,
-            [r#ref.to_py(py, &m)?] as [Bound<'py, PyAny>; 1usize],
-        )
-        .context(|| format!("{} arguments", "export_ref"))?;
-    let out = module
-        .attr(py, "export_ref")?
-        .call1(args)
-        .context(|| format!("{}(...)", "export_ref"))?;
-    rt::py_to_json(&out)
+    module
+        .call(py, "export_ref")
+        .arg(r#ref)
+        .invoke()
+        .and_then(|out| rt::py_to_json(&out))
 }
 /// `import_ref(...)`, a module-level function.
 pub fn import_ref<'py>(
@@ -559,181 +206,5 @@ pub fn import_ref<'py>(
     module: &Module,
     handle: &impl ToPy,
 ) -> Result<DataProtoRef> {
-    let m = module.bind(py);
-    let args = rt::pyo3::types::PyTuple::new(
-            py,
-            [handle.to_py(py, &m)?] as [Bound<'py, PyAny>; 1usize],
-        )
-        .context(|| format!("{} arguments", "import_ref"))?;
-    let out = module
-        .attr(py, "import_ref")?
-        .call1(args)
-        .context(|| format!("{}(...)", "import_ref"))?;
-    Ok(DataProtoRef(out.unbind()))
-}
-/// `handle["type"]` of every ref handle.
-pub const HANDLE_TYPE: &str = "mooncake_dataproto_ref";
-/// The handle version `import_ref` accepts.
-pub const HANDLE_VERSION: i64 = 1;
-/// The handle kind `import_ref` accepts.
-pub const HANDLE_KIND: &str = "bundle_stages";
-/// The sections a field of a handle may live in.
-pub const HANDLE_SECTIONS: &[&str] = &["batch", "non_tensor_batch"];
-/// Where one stage of a ref lives.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StageRef {
-    pub manifest_key: String,
-}
-/// Where one field of a ref lives.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FieldLocation {
-    pub stage: String,
-    pub member: String,
-    pub section: String,
-}
-fn default_scope() -> String {
-    "default".to_owned()
-}
-/// The JSON-safe ref handle of `export_ref` / `import_ref`, checked with the rules of
-/// upstream's `import_dataproto_ref`. One difference, on the strict side: `version` and
-/// `batch_size` must be JSON integers (upstream's `int()` would also take `"1"`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RefHandle {
-    #[serde(rename = "type")]
-    pub handle_type: String,
-    pub version: i64,
-    pub kind: String,
-    pub batch_size: u64,
-    #[serde(default = "default_scope")]
-    pub namespace: String,
-    #[serde(default = "default_scope")]
-    pub partition: String,
-    #[serde(default)]
-    pub global_indexes: Option<Vec<i64>>,
-    pub stage_refs: BTreeMap<String, StageRef>,
-    pub field_index: BTreeMap<String, FieldLocation>,
-    #[serde(default)]
-    pub meta_info: rt::serde_json::Map<String, rt::serde_json::Value>,
-    #[serde(default)]
-    pub encoded_non_tensor: rt::serde_json::Map<String, rt::serde_json::Value>,
-}
-impl RefHandle {
-    /// Parses and validates handle JSON text.
-    pub fn from_json(text: &str) -> Result<RefHandle> {
-        let value: rt::serde_json::Value = rt::serde_json::from_str(text)
-            .map_err(|e| Error::Handle(format!("not JSON: {e}")))?;
-        RefHandle::from_value(value)
-    }
-    /// Validates a handle value; type, version and kind first, with upstream's messages.
-    pub fn from_value(value: rt::serde_json::Value) -> Result<RefHandle> {
-        let obj = value
-            .as_object()
-            .ok_or_else(|| Error::Handle(
-                "not a Mooncake DataProto ref handle (not an object)".into(),
-            ))?;
-        if obj.get("type").and_then(|t| t.as_str()) != Some(HANDLE_TYPE) {
-            return Err(
-                Error::Handle(
-                    format!(
-                        "not a Mooncake DataProto ref handle: type is {}, expected {HANDLE_TYPE:?}",
-                        obj.get("type").map_or("missing".to_owned(), | t | t.to_string())
-                    ),
-                ),
-            );
-        }
-        let version = obj.get("version");
-        if version.and_then(|v| v.as_i64()) != Some(HANDLE_VERSION) {
-            return Err(
-                Error::Handle(
-                    format!(
-                        "unsupported DataProto ref handle version: {}, expected {HANDLE_VERSION}",
-                        version.map_or("missing".to_owned(), | v | v.to_string())
-                    ),
-                ),
-            );
-        }
-        if obj.get("kind").and_then(|k| k.as_str()) != Some(HANDLE_KIND) {
-            return Err(
-                Error::Handle(
-                    format!(
-                        "unsupported DataProto ref handle kind: {}, expected {HANDLE_KIND:?}",
-                        obj.get("kind").map_or("missing".to_owned(), | k | k.to_string())
-                    ),
-                ),
-            );
-        }
-        let handle: RefHandle = rt::serde_json::from_value(value)
-            .map_err(|e| Error::Handle(e.to_string()))?;
-        handle.validate()?;
-        Ok(handle)
-    }
-    /// The checks of `import_dataproto_ref` on a typed handle.
-    pub fn validate(&self) -> Result<()> {
-        if self.handle_type != HANDLE_TYPE {
-            return Err(
-                Error::Handle(
-                    format!(
-                        "not a Mooncake DataProto ref handle: type {:?}", self
-                        .handle_type
-                    ),
-                ),
-            );
-        }
-        if self.version != HANDLE_VERSION {
-            return Err(
-                Error::Handle(
-                    format!("unsupported DataProto ref handle version: {}", self.version),
-                ),
-            );
-        }
-        if self.kind != HANDLE_KIND {
-            return Err(
-                Error::Handle(
-                    format!("unsupported DataProto ref handle kind: {:?}", self.kind),
-                ),
-            );
-        }
-        for (name, location) in &self.field_index {
-            if !HANDLE_SECTIONS.contains(&location.section.as_str()) {
-                return Err(
-                    Error::Handle(
-                        format!(
-                            "invalid DataProto field section: {:?} (field {name:?}; expected one of {HANDLE_SECTIONS:?})",
-                            location.section
-                        ),
-                    ),
-                );
-            }
-            if !self.stage_refs.contains_key(&location.stage) {
-                return Err(
-                    Error::Handle(
-                        format!(
-                            "DataProto ref handle field {name:?} references unknown stage {:?}",
-                            location.stage
-                        ),
-                    ),
-                );
-            }
-        }
-        Ok(())
-    }
-    /// Compact JSON text.
-    pub fn to_json(&self) -> Result<String> {
-        rt::serde_json::to_string(self).map_err(|e| Error::Handle(e.to_string()))
-    }
-    /// Every manifest key the handle names.
-    pub fn manifest_keys(&self) -> Vec<&str> {
-        self.stage_refs.values().map(|s| s.manifest_key.as_str()).collect()
-    }
-}
-impl ToPy for RefHandle {
-    fn to_py<'py>(
-        &self,
-        py: Python<'py>,
-        _m: &Bound<'py, PyAny>,
-    ) -> Result<Bound<'py, PyAny>> {
-        let value = rt::serde_json::to_value(self)
-            .map_err(|e| Error::Handle(e.to_string()))?;
-        rt::json_to_py(py, &value).context(|| "RefHandle to Python".into())
-    }
+    module.call(py, "import_ref").arg(handle).invoke().map(DataProtoRef::from)
 }

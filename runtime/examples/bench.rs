@@ -2,7 +2,9 @@
 //! HOST:PORT] [--iters N] [--big-iters N]`. Side by side in one run, medians of put and get:
 //! - the Rust bindings vs the same calls from Python (64 MiB, 1 GiB), per store;
 //! - the embedded store vs a raw numpy copy (64 MiB);
-//! - the embedded store vs a pure-Python dict store (64 MiB).
+//! - the embedded store vs a pure-Python dict store (64 MiB);
+//! - with a master: what asking "is the master alive?" costs per call (the kept connection's
+//!   peek the bindings make) beside the connect probe the bindings made before.
 //!
 //! Rust and Python iterations interleave (alternating who goes first), so drift (page cache,
 //! allocator, the master's space accounting) hits both alike.
@@ -69,25 +71,18 @@ impl Timing {
     }
 }
 
-/// One put + get through the Rust bindings, then release and cleanup (not timed).
+/// One put + get through the Rust bindings, then release and cleanup (not timed). The
+/// options are built once per case, as the Python side builds its `SCHEMA` once.
 fn rust_once(
     py: Python<'_>,
     t: &MooncakeBundleTransfer,
     data: &Bound<'_, PyAny>,
+    (put, get): (&PutOptions, &GetOptions),
 ) -> Result<(f64, f64)> {
-    let put = PutOptions {
-        r#type: Some("dict".into()),
-        field_schemas: Some(field_schemas()),
-        ..Default::default()
-    };
-    let get = GetOptions {
-        r#type: Some("dict".into()),
-        ..Default::default()
-    };
     let t0 = Instant::now();
-    let r = t.put(py, data, &put)?;
+    let r = t.put(py, data, put)?;
     let t1 = Instant::now();
-    let out = t.get(py, &r, &get)?;
+    let out = t.get(py, &r, get)?;
     let t2 = Instant::now();
     t.release_result(py, &out)?;
     t.cleanup_dataproto(py, &r)?;
@@ -124,13 +119,23 @@ fn compare(
     let data = helper
         .call_method1("payload", (bytes,))
         .context(|| "payload".into())?;
+    let put = PutOptions {
+        r#type: Some("dict".into()),
+        field_schemas: Some(field_schemas()),
+        ..Default::default()
+    };
+    let get = GetOptions {
+        r#type: Some("dict".into()),
+        ..Default::default()
+    };
+    let options = (&put, &get);
     // Warm up both paths once (and check the bytes once).
     pair(
         helper
             .call_method1("once", (&pyt, &data, true))
             .context(|| "python once".into())?,
     )?;
-    rust_once(py, &t, &data)?;
+    rust_once(py, &t, &data, options)?;
     let (mut rs, mut ps) = (Vec::new(), Vec::new());
     // Alternate who goes first, so neither always follows the other's cleanup.
     for i in 0..iters {
@@ -142,11 +147,11 @@ fn compare(
             )
         };
         if i % 2 == 0 {
-            rs.push(rust_once(py, &t, &data)?);
+            rs.push(rust_once(py, &t, &data, options)?);
             ps.push(py_once()?);
         } else {
             ps.push(py_once()?);
-            rs.push(rust_once(py, &t, &data)?);
+            rs.push(rust_once(py, &t, &data, options)?);
         }
     }
     // Each Rust iteration against the Python one next to it: drift cancels within a pair.
@@ -177,6 +182,43 @@ fn report_pair(label: &str, bytes: usize, rust: Timing, python: Timing, paired: 
         python.get * 1e3,
         (total(rust) - total(python)) * 1e6
     );
+}
+
+/// Median seconds per call of `f`, over `rounds` rounds of `per_round` calls.
+fn per_call(rounds: usize, per_round: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..per_round {
+            f()?;
+        }
+        samples.push(t.elapsed().as_secs_f64() / per_round as f64);
+    }
+    Ok(median(samples))
+}
+
+/// The liveness check per call on a healthy master, beside a connect per call.
+fn report_liveness(store: &Store, addr: &str) -> Result<()> {
+    let Some(liveness) = store.liveness() else {
+        return Ok(());
+    };
+    let check = per_call(200, 100, || liveness.check(&"bench"))?;
+    let timeout = std::time::Duration::from_secs(2);
+    let connect = per_call(200, 1, || {
+        mooncake_sos_runtime::store::probe("master", addr, timeout)
+    })?;
+    println!();
+    println!("| master liveness, per call (median) | time |");
+    println!("|---|---|");
+    println!(
+        "| kept connection, non-blocking peek (now) | {:.2} µs |",
+        check * 1e6
+    );
+    println!(
+        "| TCP connect to the master (before) | {:.1} µs |",
+        connect * 1e6
+    );
+    Ok(())
 }
 
 fn run(args: Args) -> Result<()> {
@@ -260,6 +302,9 @@ fn run(args: Args) -> Result<()> {
             ep / dp,
             eg / dg
         );
+        if let (Some(addr), Some((_, store))) = (&args.master, stores.get(1)) {
+            report_liveness(store, addr)?;
+        }
         for (_, store) in &stores {
             store.close()?;
         }

@@ -12,7 +12,7 @@ pub enum Error {
     /// The embedded interpreter or its environment could not be prepared.
     Interpreter(String),
     /// The installed module does not match the manifest; one line per miss.
-    Spec(SpecMismatch),
+    Spec(Box<SpecMismatch>),
     /// The store could not be reached or set up.
     Connect(String),
     /// A Python call raised; `context` says which call, `message` carries type and text.
@@ -23,33 +23,31 @@ pub enum Error {
     Handle(String),
 }
 
-/// The load-time report: every miss, plus the facts someone needs to fix it.
+/// The load-time verdict of the shim's checker: every miss, plus the facts someone needs to
+/// fix it, as the shim reports them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecMismatch {
+    /// The module that was checked.
     pub module: String,
+    /// One line per miss, as the shim's `check()` names it.
     pub misses: Vec<String>,
+    /// The pinned upstream commit and file.
     pub pin: String,
+    /// The installed mooncake distributions and the module file.
     pub installed: String,
+    /// What to install to fix it.
+    pub fix: String,
+    /// The shim's whole report, the text `import <shim>` raises.
+    pub report: String,
     /// What to try, when the runtime can tell (e.g. no venv was configured).
     pub hint: Option<String>,
 }
 
 impl fmt::Display for SpecMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{} does not match the API this build was generated for ({} miss{}):",
-            self.module,
-            self.misses.len(),
-            if self.misses.len() == 1 { "" } else { "es" }
-        )?;
-        for miss in &self.misses {
-            writeln!(f, "  - {miss}")?;
-        }
-        writeln!(f, "  pinned: {}", self.pin)?;
-        write!(f, "  installed: {}", self.installed)?;
+        f.write_str(&self.report)?;
         match &self.hint {
-            Some(hint) => write!(f, "\n  hint: {hint}"),
+            Some(hint) => write!(f, "\nhint:      {hint}"),
             None => Ok(()),
         }
     }

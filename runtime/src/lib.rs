@@ -1,27 +1,39 @@
 //! The hand-written runtime the generated bindings (`mooncake-sos`) stand on: the embedded
-//! interpreter, the load-time check of `mooncake.structured_object_store` against the
-//! manifest, the store connection, the embedded store and value conversions.
+//! interpreter, the load-time check of `mooncake.structured_object_store` (the generated
+//! shim's own checker, run here), calls into the module, the store connection and its
+//! master's liveness, the embedded store, refs and value conversions.
 //!
 //! Python environment: see [`python`]; in short, `$VIRTUAL_ENV` (or `$MC_TEST_VENV`, or an
 //! explicit [`PythonEnv::venv`]) names the venv whose site-packages hold the mooncake wheel.
 
+pub mod call;
+pub mod contract;
 pub mod embedded;
 pub mod error;
+pub mod frozen;
+pub mod handle;
+pub mod liveness;
 pub mod python;
-pub mod spec;
 pub mod store;
 pub mod value;
 
-use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use std::sync::{Mutex, PoisonError};
 
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+
+pub use call::{Call, Instance};
+pub use contract::Contract;
 pub use embedded::{EmbeddedStore, status};
 pub use error::{Error, PyContext, Result, SpecMismatch};
-pub use python::PythonEnv;
-pub use spec::{
-    ApiSpec, MethodSpec, NativeCheck, NativeSpec, ParamKind, ParamSpec, SymbolKind, SymbolSpec,
+pub use frozen::FrozenObjects;
+pub use handle::{
+    DataProtoRef, FieldLocation, HANDLE_KIND, HANDLE_SECTIONS, HANDLE_TYPE, HANDLE_VERSION,
+    RefHandle, StageRef,
 };
-pub use store::{Liveness, Store, StoreConfig, StoreKind};
+pub use liveness::Liveness;
+pub use python::PythonEnv;
+pub use store::{Store, StoreConfig, StoreKind};
 pub use value::{Record, ReplicateConfig, Rows, ToPy, json_to_py, py_to_json};
 
 /// Re-exported so generated code and callers use the same versions.
@@ -29,52 +41,41 @@ pub use numpy;
 pub use pyo3;
 pub use serde_json;
 
-/// One `Module::load` at a time in the process (see there why).
-mod load_turn {
-    use std::sync::{Condvar, Mutex, PoisonError};
-
-    static BUSY: Mutex<bool> = Mutex::new(false);
-    static FREE: Condvar = Condvar::new();
-
-    /// Waits until no load runs, then marks one running.
-    pub fn take() {
-        let mut busy = BUSY.lock().unwrap_or_else(PoisonError::into_inner);
-        while *busy {
-            busy = FREE.wait(busy).unwrap_or_else(PoisonError::into_inner);
-        }
-        *busy = true;
-    }
-
-    /// Ends the turn when dropped, also on an early return.
-    pub struct Held;
-
-    impl Drop for Held {
-        fn drop(&mut self) {
-            *BUSY.lock().unwrap_or_else(PoisonError::into_inner) = false;
-            FREE.notify_one();
-        }
-    }
+/// What the generated crate re-exports beside its own items: the names its users need.
+pub mod prelude {
+    pub use crate::{
+        DataProtoRef, EmbeddedStore, Error, FieldLocation, HANDLE_KIND, HANDLE_SECTIONS,
+        HANDLE_TYPE, HANDLE_VERSION, Module, PythonEnv, Record, RefHandle, ReplicateConfig, Result,
+        Rows, StageRef, Store, StoreConfig,
+    };
 }
 
-/// The checked module: loading it runs every check of the spec once.
+/// Loads take turns. Two threads importing the module at once can trip CPython's import
+/// deadlock detection (`_DeadlockError`), as a pybind11 init releases the GIL mid-import.
+/// Taken with `lock_py_attached`, which waits detached from the interpreter, so a thread that
+/// holds the GIL never blocks the one whose turn it is.
+static LOAD_TURN: Mutex<()> = Mutex::new(());
+
+/// The checked module: loading it runs the contract's check once.
 pub struct Module {
     module: Py<PyAny>,
-    spec: &'static ApiSpec,
+    contract: &'static Contract,
 }
 
 impl Module {
-    /// Prepares the interpreter for `env`, imports `spec.module` and checks it (symbols,
-    /// parameters, native requirements). Any miss is one [`Error::Spec`] listing all of them.
-    pub fn load(spec: &'static ApiSpec, env: &PythonEnv) -> Result<Module> {
+    /// Prepares the interpreter for `env`, imports `contract.module` and checks it with the
+    /// shim's checker (symbols, parameters, native requirements). Any miss is one
+    /// [`Error::Spec`] listing all of them.
+    pub fn load(contract: &'static Contract, env: &PythonEnv) -> Result<Module> {
         python::prepare(env)?;
         Python::attach(|py| {
-            // Loads take turns: two threads importing the module at once can trip CPython's
-            // import deadlock detection (`_DeadlockError`), as a pybind11 init releases the
-            // GIL mid-import. The turn is awaited with the GIL released, so a thread that
-            // holds the GIL never blocks the one whose turn it is.
-            py.detach(load_turn::take);
-            let _turn = load_turn::Held;
-            let module = spec::check(py, spec).map_err(|e| match e {
+            let _turn = LOAD_TURN
+                .lock_py_attached(py)
+                .unwrap_or_else(PoisonError::into_inner);
+            // The module imports its native core: load that first, where pybind11 may keep
+            // the thread state it sees (see `python::import_native`).
+            python::import_native(py, contract.native_module);
+            let module = contract::check(py, contract).map_err(|e| match e {
                 Error::Spec(mut s) if env.venv.is_none() => {
                     s.hint = Some(
                         "no venv was configured: set VIRTUAL_ENV (or MC_TEST_VENV, as \
@@ -87,7 +88,7 @@ impl Module {
             })?;
             Ok(Module {
                 module: module.unbind(),
-                spec,
+                contract,
             })
         })
     }
@@ -96,12 +97,12 @@ impl Module {
     pub fn clone_ref(&self, py: Python<'_>) -> Module {
         Module {
             module: self.module.clone_ref(py),
-            spec: self.spec,
+            contract: self.contract,
         }
     }
 
-    pub fn spec(&self) -> &'static ApiSpec {
-        self.spec
+    pub fn contract(&self) -> &'static Contract {
+        self.contract
     }
 
     pub fn bind<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
@@ -113,65 +114,11 @@ impl Module {
         self.module
             .bind(py)
             .getattr(name)
-            .context(|| format!("{}.{name}", self.spec.module))
-    }
-}
-
-/// Keyword arguments for a module call; `None` options are left out so the module's own
-/// defaults apply.
-pub struct Kwargs<'py> {
-    py: Python<'py>,
-    module: Bound<'py, PyAny>,
-    dict: Bound<'py, PyDict>,
-}
-
-impl<'py> Kwargs<'py> {
-    pub fn new(py: Python<'py>, module: &Module) -> Self {
-        Kwargs {
-            py,
-            module: module.bind(py),
-            dict: PyDict::new(py),
-        }
+            .context(|| format!("{}.{name}", self.contract.module))
     }
 
-    /// Adds `name=value` when `value` is `Some`.
-    pub fn opt<T: ToPy>(self, name: &str, value: Option<&T>) -> Result<Self> {
-        if let Some(v) = value {
-            let obj = v.to_py(self.py, &self.module)?;
-            self.dict
-                .set_item(name, obj)
-                .context(|| format!("keyword {name}"))?;
-        }
-        Ok(self)
+    /// A call of the module-level function `name`; see [`Call`].
+    pub fn call<'py>(&self, py: Python<'py>, name: &'static str) -> Call<'static, 'py> {
+        Call::function(py, &self.bind(py), name)
     }
-
-    /// Adds `name=value` for a Python object already built.
-    pub fn obj(self, name: &str, value: Option<Bound<'py, PyAny>>) -> Result<Self> {
-        if let Some(v) = value {
-            self.dict
-                .set_item(name, v)
-                .context(|| format!("keyword {name}"))?;
-        }
-        Ok(self)
-    }
-
-    pub fn into_dict(self) -> Bound<'py, PyDict> {
-        self.dict
-    }
-}
-
-/// `obj.method(*args, **kwargs)` with the call named in any error.
-pub fn call_method<'py>(
-    obj: &Bound<'py, PyAny>,
-    method: &str,
-    args: impl pyo3::call::PyCallArgs<'py>,
-    kwargs: Option<&Bound<'py, PyDict>>,
-) -> Result<Bound<'py, PyAny>> {
-    let owner = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    obj.call_method(method, args, kwargs)
-        .context(|| format!("{owner}.{method}"))
 }

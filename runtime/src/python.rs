@@ -138,3 +138,65 @@ fn preload_cudart(py: Python<'_>, site: &Path) -> Result<()> {
         .map(|_| ())
         .context(|| format!("load {}", lib.display()))
 }
+
+/// The name of the runtime's own Python thread (see [`import_native`]); 15 bytes at most, as
+/// Linux keeps them.
+pub const LASTING_THREAD: &str = "mc-sos-python";
+
+/// Imports `module` (a native core) on the runtime's own Python thread, if it is not imported yet.
+///
+/// Why a thread of its own: pybind11 remembers, per OS thread, the Python thread state of the
+/// thread that first loads a pybind11 module in the process, and enters it again whenever that
+/// thread makes a native call that takes the GIL back. PyO3 deletes a thread's state when that
+/// thread's outermost `Python::attach` returns, so a first import on a caller's thread leaves
+/// that thread a dangling state: its later `MooncakeDistributedStore.get` crashed (SIGSEGV in
+/// `PyThreadState_Clear`) whenever the freed memory had been reused. This thread stays attached
+/// for the life of the process (parked, with the GIL released), so the state pybind11
+/// remembers stays valid. The caller waits detached from the interpreter. An import error is
+/// left for the contract check to report.
+pub fn import_native(py: Python<'_>, module: &str) {
+    use std::sync::OnceLock;
+    use std::sync::mpsc::{Sender, channel};
+    type Request = (String, Sender<()>);
+    static LASTING: OnceLock<Mutex<Sender<Request>>> = OnceLock::new();
+
+    let imported = py
+        .import("sys")
+        .and_then(|sys| sys.getattr("modules"))
+        .and_then(|modules| modules.contains(module))
+        .unwrap_or(false);
+    if imported {
+        return;
+    }
+    let requests = LASTING.get_or_init(|| {
+        let (tx, rx) = channel::<Request>();
+        std::thread::Builder::new()
+            .name(LASTING_THREAD.into())
+            .spawn(move || {
+                Python::attach(|py| {
+                    let mut rx = rx;
+                    loop {
+                        // The receiver goes into the detached wait and comes back with the request.
+                        let (request, back) = py.detach(move || (rx.recv(), rx));
+                        rx = back;
+                        let Ok((module, done)) = request else { return };
+                        let _ = py.import(module.as_str());
+                        let _ = done.send(());
+                    }
+                })
+            })
+            .expect("spawn the runtime's Python thread");
+        Mutex::new(tx)
+    });
+    let module = module.to_owned();
+    py.detach(move || {
+        let (done, wait) = channel();
+        let sent = requests
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .send((module, done));
+        if sent.is_ok() {
+            let _ = wait.recv();
+        }
+    });
+}

@@ -1,7 +1,7 @@
 //! The store object a transfer writes through: a real `MooncakeDistributedStore` set up from a
 //! typed config, or the embedded store when no master is configured.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::embedded::EmbeddedStore;
 use crate::error::{Error, PyContext, Result};
+use crate::liveness::{Liveness, connect};
 
 /// The keys the consumer passes to `MooncakeDistributedStore.setup(config: dict)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,28 +87,10 @@ pub struct Store {
     kind: StoreKind,
     replicate: Option<Py<PyAny>>,
     embedded: Option<Py<EmbeddedStore>>,
-    liveness: Option<Liveness>,
+    /// Watches the master (distributed stores only); shared with every transfer made over it.
+    liveness: Option<Arc<Liveness>>,
     /// Set by the first `close` (explicit or on drop): the native close runs once.
     closed: AtomicBool,
-}
-
-/// Where a distributed store's master listens. The bindings probe it before each call:
-/// on a dead master the native client takes seconds per call to give up (and a get then
-/// fails as a JSON decode error), while a refused loopback connect answers in microseconds.
-#[derive(Clone, Debug)]
-pub struct Liveness {
-    addr: String,
-    timeout: Duration,
-}
-
-impl Liveness {
-    /// `Ok` while the master accepts connections; else an error naming `call`.
-    pub fn check(&self, call: &str) -> Result<()> {
-        probe("master", &self.addr, self.timeout).map_err(|e| match e {
-            Error::Connect(why) => Error::Connect(format!("{call}: {why}")),
-            other => other,
-        })
-    }
 }
 
 impl Store {
@@ -133,12 +116,13 @@ impl Store {
         })
     }
 
-    /// A `MooncakeDistributedStore` set up from `config`. The master's port is probed first:
-    /// a master that is not running fails here within `probe_timeout_ms`, whereas the native
-    /// `setup` retries for about 90 s while holding the GIL.
+    /// A `MooncakeDistributedStore` set up from `config`. The master's port is connected to
+    /// first (and then watched, see [`Liveness`]): a master that is not running fails here
+    /// within `probe_timeout_ms`, whereas the native `setup` retries for about 90 s while
+    /// holding the GIL.
     pub fn connect(config: &StoreConfig) -> Result<Store> {
         let timeout = Duration::from_millis(config.probe_timeout_ms);
-        probe("master", &config.master_server_addr, timeout)?;
+        let liveness = Liveness::connect(&config.master_server_addr, timeout)?;
         if let Some(hostport) = http_hostport(&config.metadata_server) {
             probe("metadata server", &hostport, timeout)?;
         }
@@ -149,6 +133,7 @@ impl Store {
                     .and_then(|env| env.set_item("MC_TCP_BIND_ADDRESS", addr))
                     .context(|| "set MC_TCP_BIND_ADDRESS".into())?;
             }
+            crate::python::import_native(py, "mooncake.store");
             let native = py
                 .import("mooncake.store")
                 .context(|| "import mooncake.store".into())?;
@@ -189,10 +174,7 @@ impl Store {
                 kind: StoreKind::Distributed,
                 replicate,
                 embedded: None,
-                liveness: Some(Liveness {
-                    addr: config.master_server_addr.clone(),
-                    timeout,
-                }),
+                liveness: Some(Arc::new(liveness)),
                 closed: AtomicBool::new(false),
             })
         })
@@ -211,7 +193,7 @@ impl Store {
     }
 
     /// How to tell the master is gone (distributed stores only).
-    pub fn liveness(&self) -> Option<Liveness> {
+    pub fn liveness(&self) -> Option<Arc<Liveness>> {
         self.liveness.clone()
     }
 
@@ -252,6 +234,9 @@ impl Store {
         if self.kind == StoreKind::Embedded || self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        if let Some(liveness) = &self.liveness {
+            liveness.stop();
+        }
         Python::attach(|py| {
             self.obj
                 .bind(py)
@@ -287,25 +272,7 @@ fn http_hostport(url: &str) -> Option<String> {
 
 /// Connects to `addr` within `timeout` or says why not.
 pub fn probe(what: &str, addr: &str, timeout: Duration) -> Result<()> {
-    let started = Instant::now();
-    let addrs: Vec<SocketAddr> = addr
-        .to_socket_addrs()
-        .map_err(|e| Error::Connect(format!("{what} address {addr:?} does not resolve: {e}")))?
-        .collect();
-    let mut last = String::from("no address");
-    for sa in &addrs {
-        let left = timeout
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(1));
-        match TcpStream::connect_timeout(sa, left) {
-            Ok(_) => return Ok(()),
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(Error::Connect(format!(
-        "{what} at {addr} is not reachable ({last}, after {:.1?}); is mooncake_master running?",
-        started.elapsed()
-    )))
+    connect(what, addr, timeout).map(drop)
 }
 
 #[cfg(test)]
@@ -323,28 +290,6 @@ mod tests {
             Some("meta:80")
         );
         assert_eq!(http_hostport("P2PHANDSHAKE"), None);
-    }
-
-    #[test]
-    fn a_closed_port_fails_fast_and_names_the_address() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("port");
-        let started = Instant::now();
-        let err = probe(
-            "master",
-            &format!("127.0.0.1:{port}"),
-            Duration::from_secs(2),
-        )
-        .expect_err("nothing listens");
-        assert!(started.elapsed() < Duration::from_secs(2));
-        assert!(
-            err.to_string()
-                .contains(&format!("127.0.0.1:{port} is not reachable")),
-            "{err}"
-        );
-        assert!(probe("master", "no-such-host.invalid:1", Duration::from_secs(1)).is_err());
     }
 
     #[test]

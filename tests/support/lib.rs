@@ -3,8 +3,9 @@
 //! the embedded-store and real-master tests both run.
 
 pub mod data;
-pub mod dockerfile;
-pub mod emulate;
+pub mod docker;
+pub mod doctored;
+pub mod process;
 pub mod scenarios;
 pub mod workload;
 

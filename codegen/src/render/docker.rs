@@ -17,9 +17,20 @@ pub struct DockerCommon {
     pub shim_copy_from: String,
     /// `# `-prefixed lines saying when the region is to be dropped.
     pub drop_comment: String,
-    /// The python3 -c program of the import-check RUN line.
+    /// The manifest's name: the prefix of the check's log lines.
+    pub name: String,
+    /// The python3 -c program of the import check: every symbol and class method.
     pub import_check: String,
     pub shim_module: String,
+    /// The dotted name of the native core, e.g. `mooncake.store`.
+    pub native_module: String,
+    pub native_count: usize,
+    /// A python3 -c program printing the native core's shared object (without importing its
+    /// package, whose `__init__` may load the core), or an empty line when there is none.
+    pub locate_core: String,
+    /// A python3 -c program reading the shim's `--json` report (argv[1]) that fails on every
+    /// miss but the one a builder without the GPU driver must have: the core's import.
+    pub shim_without_core: String,
 }
 
 impl DockerCommon {
@@ -48,8 +59,13 @@ impl DockerCommon {
             // Where regen writes the shim, relative to the build context (the repo root).
             shim_copy_from: super::shim::path(api).to_string(),
             drop_comment: comment(&drop),
+            name: api.name.clone(),
             import_check: import_check(api),
             shim_module: api.shim.module.clone(),
+            native_module: api.upstream.native_module.clone(),
+            native_count: api.native.len(),
+            locate_core: locate_core(&api.upstream.native_module),
+            shim_without_core: shim_without_core(&api.upstream.native_module),
         }
     }
 }
@@ -69,16 +85,12 @@ pub fn comment(text: &str) -> String {
     lines.join("\n")
 }
 
-/// `from M import A, B, ...; import NATIVE; <each class has its methods>`: the import check
-/// a reviewer reads in the Dockerfile. The shim run after it checks everything else.
+/// `from M import A, B, ...; <each class has its methods>`: the import check a reviewer
+/// reads in the Dockerfile (the native core is imported on its own line before it, where it
+/// can be loaded). The shim run after it checks everything else.
 fn import_check(api: &Api) -> String {
     let u = &api.upstream;
-    let mut program = format!(
-        "from {} import {}; import {}",
-        u.module,
-        api.symbol_names().join(", "),
-        u.native_module
-    );
+    let mut program = format!("from {} import {}", u.module, api.symbol_names().join(", "));
     let classes: Vec<String> = api
         .symbols
         .iter()
@@ -98,4 +110,37 @@ fn import_check(api: &Api) -> String {
         ));
     }
     program
+}
+
+/// Where the check finds the native core's shared object: `<leaf><extension suffix>` in the
+/// parent package's directories (found without running the parent's `__init__`, which may
+/// import the core) or, for a top-level module, on sys.path. Goes in single quotes.
+fn locate_core(native_module: &str) -> String {
+    let (dirs, leaf) = match native_module.rsplit_once('.') {
+        Some((parent, leaf)) => (
+            format!(
+                "(lambda s: s.submodule_search_locations if s else [])(importlib.util.find_spec(\"{parent}\"))"
+            ),
+            leaf,
+        ),
+        None => ("sys.path".to_owned(), native_module),
+    };
+    format!(
+        "import importlib.machinery, importlib.util, os, sys; \
+         found = [os.path.join(d, \"{leaf}\" + x) for d in {dirs} for x in importlib.machinery.EXTENSION_SUFFIXES]; \
+         print(next((p for p in found if os.path.isfile(p)), \"\"))"
+    )
+}
+
+/// Fails on every miss of the shim's report except the native core's import failing for want
+/// of libcuda.so.1 (the shim's wording: `<native>: cannot import the native core (<error>)`).
+/// Goes in double quotes.
+fn shim_without_core(native_module: &str) -> String {
+    format!(
+        "import json, sys; \
+         rest = [m for m in json.load(open(sys.argv[1]))['misses'] \
+         if not m.startswith('{native_module}: cannot import the native core (libcuda.so.1:')]; \
+         print('every check of the shim that needs no native core passed') if not rest else None; \
+         sys.exit('\\n'.join(rest) or None)"
+    )
 }

@@ -11,7 +11,6 @@ use askama::Template;
 struct FillTemplate {
     c: DockerCommon,
     intro: String,
-    name: String,
     fill_package: String,
     fill_version: String,
     package: String,
@@ -41,7 +40,6 @@ pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
             api.upstream.module,
             api.upstream.package()
         )),
-        name: api.name.clone(),
         fill_package: fill_package.clone(),
         fill_version: fill_version.clone(),
         package: api.upstream.package().to_string(),

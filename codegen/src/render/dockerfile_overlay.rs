@@ -11,7 +11,6 @@ use askama::Template;
 struct OverlayTemplate {
     c: DockerCommon,
     intro: String,
-    name: String,
     repo: String,
     raw_base_url: String,
     commit: String,
@@ -48,7 +47,6 @@ pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
             u.short_commit(),
             prs.join(" ")
         )),
-        name: api.name.clone(),
         repo: u.repo.clone(),
         raw_base_url: u.raw_base_url.clone(),
         commit: u.commit.clone(),

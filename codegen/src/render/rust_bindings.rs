@@ -1,13 +1,13 @@
 //! generated/src/lib.rs + bindings.rs (and generated/Cargo.toml): Rust bindings over the PyO3 runtime
-//! (`mooncake-sos-runtime`), built with quote! and printed by prettyplease.
+//! (`mooncake-sos-runtime`), built with quote! and printed by prettyplease. Only what depends
+//! on the manifest is generated; the fixed parts (refs and their handle, the call helper, the
+//! load-time check) are hand-written in the runtime and re-exported.
 //!
-//! - [`spec`]: the constants and the static `API` spec the runtime checks at load time,
+//! - [`contract`]: the pins as constants and the `API` contract (the shim, included as text),
 //! - [`wrapper`]: one struct per dataclass, one wrapper per class (option structs from the
-//!   parameters that carry `rust = ...`), one function per module-level function or alias,
-//! - [`handle`]: `RefHandle`, the JSON-safe ref handle, validated like upstream's import.
+//!   parameters that carry `rust = ...`), one function per module-level function or alias.
 
-mod handle;
-mod spec;
+mod contract;
 mod wrapper;
 
 use super::{HEADER, Output, RenderError};
@@ -19,26 +19,19 @@ use quote::{format_ident, quote};
 const CARGO_TOML: &str = include_str!("../../templates/generated.Cargo.toml");
 
 pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
-    let consts = spec::constants(api);
-    let api_spec = spec::api_spec(api);
+    let contract = contract::tokens(api);
     let types = wrapper::tokens(api)?;
-    let handle = handle::tokens();
     let tokens = quote! {
         use std::collections::BTreeMap;
 
         use mooncake_sos_runtime as rt;
+        use rt::ToPy;
         use rt::pyo3::prelude::*;
-        use rt::{Kwargs, PyContext, ToPy};
 
-        pub use rt::{
-            EmbeddedStore, Error, Module, PythonEnv, Record, ReplicateConfig, Result, Rows, Store,
-            StoreConfig,
-        };
+        pub use rt::prelude::*;
 
-        #consts
-        #api_spec
+        #contract
         #types
-        #handle
     };
     let file = syn::parse2::<syn::File>(tokens).map_err(|e| RenderError(e.to_string()))?;
     let module = &api.upstream.module;
@@ -129,19 +122,19 @@ mod tests {
         assert!(text.contains("pub field_schemas: Option<BTreeMap<String, FieldSchema>>"));
         assert!(text.contains("pub rows: Option<Rows>"));
         assert!(!text.contains("pub policy:"));
-        for name in [
-            "FieldSchema",
-            "MooncakeBundleTransfer",
-            "export_ref",
-            "import_ref",
+        for item in [
+            "pub struct FieldSchema",
+            "pub struct MooncakeBundleTransfer",
+            "pub fn export_ref",
+            "pub fn import_ref",
         ] {
-            assert!(
-                text.contains(&format!("name: \"{name}\"")),
-                "{name} in the API spec"
-            );
+            assert!(text.contains(item), "{item}");
         }
-        assert!(text.contains("rt::NativeCheck::Overload(\"config: dict\")"));
-        assert!(text.contains("target: \"export_dataproto_ref\""));
+        // The contract is the shim itself: no second copy of the API in Rust.
+        assert!(text.contains("shim_source: include_str!(\"../python/mooncake_sos.py\")"));
+        assert!(!text.contains("config: dict"));
+        // Fixed types come from the runtime, not from the generator.
+        assert!(!text.contains("struct RefHandle") && !text.contains("struct DataProtoRef"));
     }
 
     #[test]

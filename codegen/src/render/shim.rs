@@ -1,4 +1,5 @@
-//! generated/python/<shim>.py: the import-time check shipped in images.
+//! generated/python/<shim>.py: the one run-time contract check, shipped in images (run at import
+//! time) and run by the Rust runtime at load time.
 
 use super::python::{Py, str_literal};
 use super::{HEADER, Output, RenderError};
@@ -11,6 +12,7 @@ struct ShimTemplate {
     header: &'static str,
     module: String,
     shim: String,
+    shim_lit: String,
     module_lit: String,
     native_module_lit: String,
     repo_lit: String,
@@ -49,6 +51,7 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
         header: HEADER,
         module: u.module.clone(),
         shim: api.shim.module.clone(),
+        shim_lit: str_literal(&api.shim.module),
         module_lit: str_literal(&u.module),
         native_module_lit: str_literal(&u.native_module),
         repo_lit: str_literal(&u.repo),

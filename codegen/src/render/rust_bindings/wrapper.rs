@@ -1,4 +1,6 @@
-//! Dataclass structs, class wrappers with option structs, and module-level functions.
+//! Dataclass structs, class wrappers with option structs, and module-level functions. Each
+//! generated body is one chain over the runtime's call helper (`rt::Call`), which owns
+//! argument building, error context and the master's liveness.
 
 use super::{doc, ident};
 use crate::model::{Api, DefaultValue, Method, Param, ParamKind, RustType, SymbolKind};
@@ -8,38 +10,18 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 pub(super) fn tokens(api: &Api) -> Result<TokenStream, RenderError> {
-    let mut out = vec![data_proto_ref()];
+    let mut out = Vec::new();
     for symbol in &api.symbols {
         out.push(match &symbol.kind {
-            SymbolKind::Dataclass { fields, .. } => dataclass(&symbol.name, fields)?,
-            SymbolKind::Class { init, methods } => class(&symbol.name, init, methods)?,
+            SymbolKind::Dataclass { frozen, fields } => dataclass(&symbol.name, *frozen, fields)?,
+            SymbolKind::Class { init, methods } => class(&symbol.name, init, methods),
             SymbolKind::Function { params, returns }
             | SymbolKind::Alias {
                 params, returns, ..
-            } => function(&symbol.name, params, returns.as_deref())?,
+            } => function(&symbol.name, params, returns.as_deref()),
         });
     }
     Ok(quote! { #(#out)* })
-}
-
-/// The opaque ref object `put` returns; pass it back to `get`, `export_ref`, cleanup.
-fn data_proto_ref() -> TokenStream {
-    quote! {
-        /// A Python `MooncakeDataProtoRef` (returned by `put` and `import_ref`).
-        pub struct DataProtoRef(pub Py<PyAny>);
-
-        impl DataProtoRef {
-            pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-                self.0.bind(py).clone()
-            }
-        }
-
-        impl ToPy for DataProtoRef {
-            fn to_py<'py>(&self, py: Python<'py>, _m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
-                Ok(self.object(py))
-            }
-        }
-    }
 }
 
 /// The Rust type of a dataclass field, from its Python annotation.
@@ -86,7 +68,7 @@ fn default_value(p: &Param) -> Result<TokenStream, RenderError> {
     })
 }
 
-fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
+fn dataclass(name: &str, frozen: bool, fields: &[Param]) -> Result<TokenStream, RenderError> {
     let ty = format_ident!("{}", name);
     let names: Vec<_> = fields.iter().map(|f| ident(&f.name)).collect();
     let keys: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
@@ -112,6 +94,20 @@ fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
         " The Python dataclass `{name}`; converts to it when passed to a call."
     ));
     let new_doc = doc(" The required fields; the others take the Python defaults.");
+    let make = quote! {
+        rt::Call::function(py, m, #name)
+            #(.kw(#keys, &self.#names))*
+            .invoke()
+    };
+    // A frozen dataclass cannot change: equal values share one Python object.
+    let convert = if frozen {
+        quote! {
+            static MADE: rt::FrozenObjects<#ty> = rt::FrozenObjects::new();
+            MADE.get_or_make(m, self, || #make)
+        }
+    } else {
+        make
+    };
     Ok(quote! {
         #about
         #[derive(Debug, Clone, PartialEq)]
@@ -128,11 +124,7 @@ fn dataclass(name: &str, fields: &[Param]) -> Result<TokenStream, RenderError> {
 
         impl ToPy for #ty {
             fn to_py<'py>(&self, py: Python<'py>, m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
-                let kwargs = rt::pyo3::types::PyDict::new(py);
-                #(kwargs.set_item(#keys, self.#names.to_py(py, m)?).context(|| format!("{}.{}", #name, #keys))?;)*
-                m.getattr(#name)
-                    .and_then(|cls| cls.call((), Some(&kwargs)))
-                    .context(|| format!("{}(...)", #name))
+                #convert
             }
         }
     })
@@ -176,32 +168,27 @@ fn options(name: &syn::Ident, what: &str, params: &[&Param]) -> TokenStream {
     }
 }
 
-/// Statements that fill `kw` (a `Kwargs`) from `options`; a `config` defaults to the store's.
-fn fill_kwargs(params: &[&Param]) -> Vec<TokenStream> {
+/// The call steps that pass `options`; a `config` defaults to the store's `ReplicateConfig`.
+fn option_steps(params: &[&Param]) -> Vec<TokenStream> {
     params
         .iter()
         .map(|p| {
             let (n, key) = (ident(&p.name), p.name.as_str());
             if p.rust == Some(RustType::ReplicateConfig) {
-                quote! {
-                    let value = match &options.#n {
-                        Some(c) => Some(c.to_py(py, &m)?),
-                        None => self.replicate.as_ref().map(|c| c.bind(py).clone()),
-                    };
-                    let kw = kw.obj(#key, value)?;
-                }
+                quote! { .config(#key, options.#n.as_ref()) }
             } else {
-                quote! { let kw = kw.opt(#key, options.#n.as_ref())?; }
+                quote! { .opt(#key, options.#n.as_ref()) }
             }
         })
         .collect()
 }
 
 /// Required positional parameters become `&impl ToPy` arguments, in order.
-fn positional(params: &[Param]) -> Vec<&Param> {
+fn positional(params: &[Param]) -> Vec<syn::Ident> {
     params
         .iter()
         .filter(|p| p.kind == ParamKind::Positional && p.default.is_none())
+        .map(|p| ident(&p.name))
         .collect()
 }
 
@@ -209,23 +196,22 @@ fn keyword_options(params: &[Param]) -> Vec<&Param> {
     params.iter().filter(|p| p.rust.is_some()).collect()
 }
 
-/// (return type, conversion of `out`) for a Python return annotation.
+/// (return type, the step that converts the call's result) for a Python return annotation.
 fn returns(ann: Option<&str>) -> (TokenStream, TokenStream) {
     match ann {
-        Some("None") => (quote! { () }, quote! { let _ = out; Ok(()) }),
-        Some("MooncakeDataProtoRef") => (
-            quote! { DataProtoRef },
-            quote! { Ok(DataProtoRef(out.unbind())) },
-        ),
+        Some("None") => (quote! { () }, quote! { .map(|_| ()) }),
+        Some("MooncakeDataProtoRef") => {
+            (quote! { DataProtoRef }, quote! { .map(DataProtoRef::from) })
+        }
         Some(a) if a.starts_with("dict[str") => (
             quote! { rt::serde_json::Value },
-            quote! { rt::py_to_json(&out) },
+            quote! { .and_then(|out| rt::py_to_json(&out)) },
         ),
-        _ => (quote! { Bound<'py, PyAny> }, quote! { Ok(out) }),
+        _ => (quote! { Bound<'py, PyAny> }, quote! {}),
     }
 }
 
-fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, RenderError> {
+fn class(name: &str, init: &[Param], methods: &[Method]) -> TokenStream {
     let ty = format_ident!("{}", name);
     let store_param = init
         .iter()
@@ -234,24 +220,14 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
     let init_opts = keyword_options(init);
     let init_opts_ty = format_ident!("{}Options", name);
     let init_struct = options(&init_opts_ty, &format!("{name}(...)"), &init_opts);
-    let mut init_fill: Vec<TokenStream> = init_opts
-        .iter()
-        .map(|p| {
-            let (n, key) = (ident(&p.name), p.name.as_str());
-            quote! { let kw = kw.opt(#key, options.#n.as_ref())?; }
-        })
-        .collect();
-    if init_fill.is_empty() {
-        init_fill.push(quote! { let _ = options; });
-    }
+    let init_steps = option_steps(&init_opts);
+    let unused = init_steps.is_empty().then(|| quote! { let _ = options; });
     let mut items = vec![init_struct];
     let mut fns = Vec::new();
     for method in methods {
         let opts = keyword_options(&method.params);
         let opts_ty = format_ident!("{}Options", method.name.to_upper_camel_case());
-        let pos = positional(&method.params);
-        let arg_names: Vec<_> = pos.iter().map(|p| ident(&p.name)).collect();
-        let n_args = arg_names.len();
+        let args = positional(&method.params);
         let (ret, convert) = returns(method.returns.as_deref());
         let key = method.name.as_str();
         let fn_name = ident(&method.name);
@@ -261,36 +237,20 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
             ""
         };
         let d = doc(&format!(" `{name}.{key}`{static_note}."));
-        let (opt_arg, fill) = if opts.is_empty() {
+        let (opt_arg, steps) = if opts.is_empty() {
             (quote! {}, Vec::new())
         } else {
             items.push(options(&opts_ty, &format!("{name}.{key}"), &opts));
-            (quote! { options: &#opts_ty, }, fill_kwargs(&opts))
+            (quote! { options: &#opts_ty, }, option_steps(&opts))
         };
-        // The module object converts arguments and builds ReplicateConfigs; bind it if used.
-        let uses_m = n_args > 0
-            || opts
-                .iter()
-                .any(|p| p.rust == Some(RustType::ReplicateConfig));
-        let bind_m = if uses_m {
-            quote! { let m = self.module.bind(py); }
-        } else {
-            quote! {}
-        };
-        let call = format!("{name}.{key}");
         fns.push(quote! {
             #d
-            pub fn #fn_name<'py>(&self, py: Python<'py>, #(#arg_names: &impl ToPy,)* #opt_arg) -> Result<#ret> {
-                #bind_m
-                let args = rt::pyo3::types::PyTuple::new(py, [#(#arg_names.to_py(py, &m)?),*] as [Bound<'py, PyAny>; #n_args])
-                    .context(|| format!("{}.{} arguments", #name, #key))?;
-                let kw = Kwargs::new(py, &self.module);
-                #(#fill)*
-                if let Some(l) = &self.liveness {
-                    l.check(#call)?;
-                }
-                let out = rt::call_method(self.obj.bind(py), #key, args, Some(&kw.into_dict()))?;
-                #convert
+            pub fn #fn_name<'py>(&self, py: Python<'py>, #(#args: &impl ToPy,)* #opt_arg) -> Result<#ret> {
+                self.0.call(py, #key)
+                    #(.arg(#args))*
+                    #(#steps)*
+                    .invoke()
+                    #convert
             }
         });
     }
@@ -300,61 +260,41 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> Result<TokenStream, 
     ));
     items.push(quote! {
         #about
-        pub struct #ty {
-            obj: Py<PyAny>,
-            module: Module,
-            replicate: Option<Py<PyAny>>,
-            liveness: Option<rt::Liveness>,
-        }
+        pub struct #ty(rt::Instance);
 
         impl #ty {
             #new_doc
             pub fn new(py: Python<'_>, module: &Module, store: &Store, options: &#init_opts_ty) -> Result<Self> {
-                let kw = Kwargs::new(py, module);
-                #(#init_fill)*
-                let obj = module
-                    .attr(py, #name)?
-                    .call((store.object(py),), Some(&kw.into_dict()))
-                    .context(|| format!("{}(...)", #name))?;
-                Ok(#ty {
-                    obj: obj.unbind(),
-                    module: module.clone_ref(py),
-                    replicate: store.replicate_config(py).map(|c| c.unbind()),
-                    liveness: store.liveness(),
-                })
+                #unused
+                rt::Instance::construct(py, module, #name, store)
+                    #(#init_steps)*
+                    .instance()
+                    .map(Self)
             }
 
             /// The Python object.
             pub fn object<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-                self.obj.bind(py).clone()
+                self.0.object(py)
             }
 
             #(#fns)*
         }
     });
-    Ok(quote! { #(#items)* })
+    quote! { #(#items)* }
 }
 
-fn function(name: &str, params: &[Param], ret: Option<&str>) -> Result<TokenStream, RenderError> {
+fn function(name: &str, params: &[Param], ret: Option<&str>) -> TokenStream {
     let fn_name = ident(name);
-    let pos = positional(params);
-    let arg_names: Vec<_> = pos.iter().map(|p| ident(&p.name)).collect();
-    let n_args = arg_names.len();
+    let args = positional(params);
     let (ret, convert) = returns(ret);
     let d = doc(&format!(" `{name}(...)`, a module-level function."));
-    let bind_m = if n_args > 0 {
-        quote! { let m = module.bind(py); }
-    } else {
-        quote! {}
-    };
-    Ok(quote! {
+    quote! {
         #d
-        pub fn #fn_name<'py>(py: Python<'py>, module: &Module, #(#arg_names: &impl ToPy),*) -> Result<#ret> {
-            #bind_m
-            let args = rt::pyo3::types::PyTuple::new(py, [#(#arg_names.to_py(py, &m)?),*] as [Bound<'py, PyAny>; #n_args])
-                .context(|| format!("{} arguments", #name))?;
-            let out = module.attr(py, #name)?.call1(args).context(|| format!("{}(...)", #name))?;
-            #convert
+        pub fn #fn_name<'py>(py: Python<'py>, module: &Module, #(#args: &impl ToPy),*) -> Result<#ret> {
+            module.call(py, #name)
+                #(.arg(#args))*
+                .invoke()
+                #convert
         }
-    })
+    }
 }

@@ -1,4 +1,4 @@
-//! Running a build step or a helper program with a time limit and one combined log.
+//! Running a helper program (a docker build, a script) with a time limit and one combined log.
 
 use std::io::{Read, Seek};
 use std::os::unix::process::CommandExt;
@@ -15,7 +15,7 @@ pub fn run_logged(
     cmd.stdin(Stdio::null());
     cmd.stdout(out.try_clone().map_err(|e| e.to_string())?);
     cmd.stderr(out.try_clone().map_err(|e| e.to_string())?);
-    // Its own process group, so a timeout ends pip and curl too, not just the shell.
+    // Its own process group, so a timeout ends what it started too, not just the program.
     cmd.process_group(0);
     let mut child = cmd
         .spawn()

@@ -1,0 +1,110 @@
+//! The contract a build of the bindings was generated for, and its check at load time.
+//!
+//! The check is the generated shim's own (`generated/python/<shim>.py`, whose `check()` is the
+//! one implementation of the run-time contract): the runtime executes that file under another
+//! module name, which keeps its import-time raise off, and calls `check()`. Python's
+//! `import <shim>` and Rust's load therefore apply the same rules and name misses the same way.
+
+use std::ffi::CString;
+
+use pyo3::prelude::*;
+use pyo3::types::{IntoPyDict, PyDict, PyModule};
+
+use crate::error::{Error, PyContext, Result, SpecMismatch};
+
+/// What the generated crate hands the runtime: where the module is and the shim that checks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contract {
+    /// Dotted module name, e.g. `mooncake.structured_object_store`.
+    pub module: &'static str,
+    /// The native core the module stands on, e.g. `mooncake.store`.
+    pub native_module: &'static str,
+    /// The shim's own module name, e.g. `mooncake_sos`.
+    pub shim: &'static str,
+    /// The shim's source text (the generated crate `include_str!`s it).
+    pub shim_source: &'static str,
+}
+
+impl Contract {
+    /// The same contract for a copy of the module importable under another name (tests check
+    /// doctored copies).
+    pub const fn with_module(self, module: &'static str) -> Contract {
+        Contract { module, ..self }
+    }
+
+    /// The same contract over another native core (tests check doctored ones).
+    pub const fn with_native_module(self, native_module: &'static str) -> Contract {
+        Contract {
+            native_module,
+            ..self
+        }
+    }
+
+    /// The module name the shim runs under here: never its own, so importing it raises nothing.
+    fn checker_name(&self) -> String {
+        format!("_{}_runtime_check", self.shim)
+    }
+}
+
+/// The shim's code as a module of its own, run under [`Contract::checker_name`].
+fn checker<'py>(py: Python<'py>, contract: &Contract) -> Result<Bound<'py, PyModule>> {
+    let text = |s: String| CString::new(s).map_err(|e| Error::Interpreter(e.to_string()));
+    PyModule::from_code(
+        py,
+        &text(contract.shim_source.to_owned())?,
+        &text(format!("{}.py", contract.shim))?,
+        &text(contract.checker_name())?,
+    )
+    .context(|| format!("run the {} shim's checker", contract.shim))
+}
+
+/// Runs the shim's `check()` on `contract.module`; `Ok(module)` when nothing is missing, else one
+/// [`Error::Spec`] built from the shim's own report (every miss, the pin, the installed wheel,
+/// the fix).
+pub fn check<'py>(py: Python<'py>, contract: &Contract) -> Result<Bound<'py, PyAny>> {
+    let checker = checker(py, contract)?;
+    let what = || format!("{}.check", contract.shim);
+    let kwargs: Bound<'py, PyDict> = [
+        ("module", contract.module),
+        ("native_module", contract.native_module),
+    ]
+    .into_py_dict(py)
+    .context(what)?;
+    let misses: Vec<String> = checker
+        .call_method("check", (), Some(&kwargs))
+        .and_then(|m| m.extract())
+        .context(what)?;
+    if misses.is_empty() {
+        return py
+            .import(contract.module)
+            .map(Bound::into_any)
+            .context(|| format!("import {}", contract.module));
+    }
+    kwargs.set_item("misses", &misses).context(what)?;
+    let what = || format!("{}.report", contract.shim);
+    let report = checker
+        .call_method("report", (), Some(&kwargs))
+        .context(what)?;
+    let field = |key: &str| -> Result<String> {
+        report
+            .get_item(key)
+            .and_then(|v| v.extract())
+            .context(|| format!("{}: report[{key:?}]", contract.shim))
+    };
+    let text = |function: &str, arg: Bound<'py, PyAny>| -> Result<String> {
+        checker
+            .call_method1(function, (arg,))
+            .and_then(|v| v.extract())
+            .context(|| format!("{}.{function}", contract.shim))
+    };
+    let installed = report.get_item("installed").context(what)?;
+    Err(Error::Spec(Box::new(SpecMismatch {
+        module: contract.module.to_owned(),
+        misses,
+        pin: field("pinned")?,
+        installed: text("installed_text", installed)?,
+        fix: field("fix")?,
+        report: text("describe", report.clone())?,
+        hint: None,
+    })))
+}

@@ -1,0 +1,286 @@
+//! The CUDA recipe (docker/Dockerfile: overlay region and check step) built for real by
+//! `docker/build.py cu130` on the stand-in bases of scripts/make-base-images.sh: the real
+//! mooncake-transfer-engine-cuda13 0.3.11.post1 wheel, whose module lacks the API and whose
+//! store.so needs the GPU driver's libcuda.so.1, on a builder without a GPU. The overlay
+//! downloads from a server on 127.0.0.1; the good file is the 0.3.12.post1 module (the same
+//! API as the pin, which is not on disk), its sha256 passed as MOONCAKE_SOS_SHA256.
+//! Every failure is asserted on docker's own output.
+
+use mooncake_sos_tests::docker::fixtures::{
+    api, module_of_release, overlay, pinned_path, sha256_hex,
+};
+use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
+use mooncake_sos_tests::repo_root;
+
+/// sha256 of the module in the 0.3.12.post1 wheel (MOONCAKE.md).
+const M312_SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
+const SHIM_OK: &str = "ok: mooncake.structured_object_store provides FieldSchema, \
+                       MooncakeBundleTransfer, export_ref, import_ref and 7 native requirement(s)";
+const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
+                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so \
+                         resolves)";
+
+fn good_module() -> Vec<u8> {
+    let module = module_of_release("0.3.12.post1");
+    assert_eq!(sha256_hex(&module), M312_SHA256);
+    module
+}
+
+/// The good module with `old` (present once) replaced by `new`.
+fn edited_module(old: &str, new: &str) -> Vec<u8> {
+    let text = String::from_utf8(good_module()).unwrap();
+    assert_eq!(text.matches(old).count(), 1, "{old:?} in the module");
+    text.replacen(old, new, 1).into_bytes()
+}
+
+fn overlay_with(module: &[u8], args: &[(&str, &str)]) -> mooncake_sos_tests::docker::Built {
+    overlay(&api(), &repo_root(), module, args).built
+}
+
+/// The generated check step (not the overlay's download step).
+fn assert_check_step(f: &Failure) {
+    assert!(
+        f.instruction.starts_with("RUN set -eu;") && f.instruction.contains("say() {"),
+        "not the check step: {f}"
+    );
+}
+
+/// Lines of a build log in the order they must appear.
+fn assert_in_order(log: &str, lines: &[&str]) {
+    let mut at = 0;
+    for line in lines {
+        match log[at..].find(line) {
+            Some(i) => at += i + line.len(),
+            None => panic!("{line:?} not found (in this order) in:\n{log}"),
+        }
+    }
+}
+
+#[test]
+fn good_file_builds_and_the_check_loads_the_core_against_the_driver_stub() {
+    let bases = Bases::get();
+    let api = api();
+    let run = overlay(&api, &repo_root(), &good_module(), &[]);
+    assert_eq!(
+        run.requests(),
+        1,
+        "the overlay fetched the pinned path once"
+    );
+    let (image, log) = run.built.expect_ok();
+    assert_in_order(
+        &log,
+        &[
+            "/tmp/tmp.",
+            ": OK",
+            &format!(
+                "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
+            ),
+            SHIM_OK,
+            "mooncake-sos check: passed, the native core loaded against the driver stub; not proved: that it works with a real driver and GPU",
+        ],
+    );
+    let labels = image.labels();
+    let label = |k: &str| labels.get(k).map(String::as_str);
+    assert_eq!(
+        label("org.opencontainers.image.base.name"),
+        Some(bases.cuda.as_str())
+    );
+    assert_eq!(label("io.mooncake-sos.module-sha256"), Some(M312_SHA256));
+    assert_eq!(
+        label("io.mooncake-sos.module-commit"),
+        Some(api.upstream.commit.as_str())
+    );
+    // Inside the image: the overlaid module, the shim on the path, and no trace of the
+    // check's libcuda.so.1 link (the stub was on the loader path for that step only).
+    let inside = python_json(
+        &image.tag,
+        &format!(
+            "import hashlib, importlib.util, json, os, glob; \
+             spec = importlib.util.find_spec('mooncake.structured_object_store'); \
+             print(json.dumps({{'module': hashlib.sha256(open(spec.origin, 'rb').read()).hexdigest(), \
+             'shim': importlib.util.find_spec('mooncake_sos') is not None, \
+             'links': glob.glob('/tmp/**/libcuda.so.1', recursive=True) + glob.glob('/usr/**/libcuda.so.1', recursive=True), \
+             'ld_path': os.environ.get('LD_LIBRARY_PATH')}}))"
+        ),
+    );
+    assert_eq!(inside["module"], M312_SHA256, "{inside}");
+    assert_eq!(inside["shim"], true, "{inside}");
+    assert_eq!(inside["links"], serde_json::json!([]), "{inside}");
+    assert_eq!(
+        inside["ld_path"], "/usr/local/nvidia/lib:/usr/local/nvidia/lib64",
+        "{inside}"
+    );
+    // At run time the CUDA core needs a driver: the shim says so, naming the library.
+    let (ok, out) = run_python(&image.tag, "import mooncake_sos");
+    assert!(!ok && out.contains("libcuda.so.1"), "{out}");
+}
+
+#[test]
+fn tampered_file_fails_the_build_at_the_checksum() {
+    let mut tampered = good_module();
+    tampered.extend_from_slice(b"\nimport os; os.system('echo owned')\n");
+    let api = api();
+    // Served: the tampered file; expected: the good file's sha256.
+    let server = mooncake_sos_testkit::FileServer::start(
+        [(pinned_path(&api), tampered)].into_iter().collect(),
+    );
+    let failure = mooncake_sos_tests::docker::Build::cuda()
+        .arg("MOONCAKE_SOS_BASE_URL", &server.base_url)
+        .arg("MOONCAKE_SOS_SHA256", M312_SHA256)
+        .run()
+        .expect_failure();
+    assert!(
+        failure.instruction.starts_with("RUN set -eu;")
+            && failure.instruction.contains("sha256sum -c"),
+        "{failure}"
+    );
+    assert!(failure.output.contains(": FAILED"), "{failure}");
+    assert!(
+        failure
+            .output
+            .contains("WARNING: 1 computed checksum did NOT match"),
+        "{failure}"
+    );
+    assert!(!failure.output.contains("mooncake-sos check"), "{failure}");
+}
+
+#[test]
+fn a_module_lacking_a_symbol_fails_the_check_naming_it() {
+    let module = edited_module(
+        "\nimport_ref = import_dataproto_ref\n",
+        "\n_import_ref_removed = import_dataproto_ref\n",
+    );
+    let failure = overlay_with(&module, &[]).expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure.output.contains(
+            "ImportError: cannot import name 'import_ref' from 'mooncake.structured_object_store'"
+        ),
+        "{failure}"
+    );
+}
+
+#[test]
+fn a_module_lacking_a_method_fails_the_check_naming_it() {
+    let module = edited_module("    def release_result(", "    def release_result_removed(");
+    let failure = overlay_with(&module, &[]).expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure
+            .output
+            .contains("AssertionError: missing: ['MooncakeBundleTransfer.release_result']"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn without_driver_or_stub_the_check_refuses_unless_the_build_arg_says_so() {
+    let bases = Bases::get();
+    let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
+    let failure = overlay_with(&good_module(), &[("SGLANG_IMAGE_TAG", nostub)]).expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure.output.contains(&format!(
+            "mooncake-sos check: error: {NO_DRIVER} and there is no driver stub at \
+             /usr/local/cuda/lib64/stubs/libcuda.so, so the native core cannot be loaded. \
+             Build where the driver or its stub is present, or pass --build-arg \
+             MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1"
+        )),
+        "{failure}"
+    );
+    assert!(!failure.output.contains("ok: "), "{failure}");
+
+    let (_image, log) = overlay_with(
+        &good_module(),
+        &[
+            ("SGLANG_IMAGE_TAG", nostub),
+            ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1"),
+        ],
+    )
+    .expect_ok();
+    assert_in_order(
+        &log,
+        &[
+            &format!(
+                "mooncake-sos check: {NO_DRIVER} and there is no driver stub at /usr/local/cuda/lib64/stubs/libcuda.so; MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1: NOT loading the native core"
+            ),
+            "every check of the shim that needs no native core passed",
+            "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that it loads, nor the 7 native requirement(s) api.toml lists",
+        ],
+    );
+    assert!(!log.contains(SHIM_OK), "{log}");
+}
+
+#[test]
+fn without_the_driver_a_module_lacking_a_symbol_still_fails() {
+    let bases = Bases::get();
+    let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
+    let module = edited_module(
+        "\nexport_ref = export_dataproto_ref\n",
+        "\n_export_ref_removed = export_dataproto_ref\n",
+    );
+    let failure = overlay_with(
+        &module,
+        &[
+            ("SGLANG_IMAGE_TAG", nostub),
+            ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1"),
+        ],
+    )
+    .expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure
+            .output
+            .contains("ImportError: cannot import name 'export_ref'"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn a_core_missing_another_library_is_broken_even_without_a_driver() {
+    let bases = Bases::get();
+    let broken = derived_image(
+        &bases.cuda_nostub,
+        "rm -f /usr/lib/x86_64-linux-gnu/libnuma.so.1*",
+    );
+    let failure = overlay_with(
+        &good_module(),
+        &[
+            ("SGLANG_IMAGE_TAG", broken.tag_only()),
+            ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1"),
+        ],
+    )
+    .expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure.output.contains(
+            "mooncake-sos check: error: the native core \
+             /usr/local/lib/python3.11/dist-packages/mooncake/store.so is broken: \
+             libnuma.so.1, libcuda.so.1 not found (ldd)"
+        ) || failure.output.contains(
+            "mooncake-sos check: error: the native core \
+             /usr/local/lib/python3.11/dist-packages/mooncake/store.so is broken: \
+             libcuda.so.1, libnuma.so.1 not found (ldd)"
+        ),
+        "{failure}"
+    );
+}
+
+#[test]
+fn a_missing_core_fails_the_check_saying_so() {
+    let bases = Bases::get();
+    let coreless = derived_image(
+        &bases.cuda,
+        "rm /usr/local/lib/python3.11/dist-packages/mooncake/store.so",
+    );
+    let failure =
+        overlay_with(&good_module(), &[("SGLANG_IMAGE_TAG", coreless.tag_only())]).expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure.output.contains(
+            "mooncake-sos check: error: no native library mooncake.store is installed: \
+             the native core is missing"
+        ),
+        "{failure}"
+    );
+}
