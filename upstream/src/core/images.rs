@@ -25,6 +25,9 @@ pub struct ImageSide {
     pub modules: BTreeMap<String, String>,
     /// Where the image's package modules come from, for messages.
     pub provided_by: String,
+    /// Files of the overlay's set that would make a package of a name the base has as a
+    /// native module (`mooncake/store/__init__.py` beside `store.so`): (path, module).
+    pub shadowing: Vec<(String, String)>,
 }
 
 /// A record an image needs that `cores/` does not have.
@@ -119,6 +122,7 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
     let (package, version) = (&image.core.package, &image.core.version);
     let core = read(root, &image.id, package, version, "native core")?;
     let mut modules = BTreeMap::new();
+    let mut shadowing = Vec::new();
     let provided_by = match &image.layer {
         Layer::Overlay { .. } => {
             let base = format!("the base's {}", core.label());
@@ -127,6 +131,11 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
             }
             modules.insert(api.upstream.module.clone(), "the overlay".into());
             for file in &api.upstream.files {
+                // A package directory wins over an extension module of the same name.
+                let package = file.install.ends_with("/__init__.py");
+                if package && core.modules.get(&file.module) == Some(&ModuleKind::Extension) {
+                    shadowing.push((file.path.clone(), file.module.clone()));
+                }
                 modules.insert(
                     file.module.clone(),
                     format!("[[upstream.file]] {}", file.path),
@@ -173,6 +182,7 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
         record: record::relative_path(package, version),
         modules,
         provided_by,
+        shadowing,
     })
 }
 
@@ -217,6 +227,19 @@ pub fn check(images: &[ImageSide], file: &str, uses: &[Use]) -> Vec<ImageFinding
                     miss.requirement.usage.label()
                 ),
                 found: miss.reason(),
+            });
+        }
+        for (path, module) in &side.shadowing {
+            findings.push(ImageFinding {
+                image: side.image.clone(),
+                origin: format!("api.toml [[upstream.file]] {path}"),
+                subject: format!("package {module}"),
+                expected: "a file that shadows no native module of the base".into(),
+                found: format!(
+                    "the package {module} over the base's native module of that name, which it \
+                     would hide on import ({})",
+                    side.core.label()
+                ),
             });
         }
         let mut seen = BTreeSet::new();

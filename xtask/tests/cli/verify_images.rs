@@ -269,6 +269,21 @@ fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
             .any(|l| l.contains(": sibling ") && l.contains(": image cuda:")),
         "{run:?}"
     );
+
+    // 0.3.14's `mooncake/store/` package in the set would hide the base's store.so.
+    let store = wheel_member(&whl, "mooncake/store/__init__.py");
+    repo.edit(
+        "api.toml",
+        "\n# The Python shim",
+        &format!(
+            "\n[[upstream.file]]\npath = \"mooncake-wheel/mooncake/store/__init__.py\"\nsha256 = \"{}\"\n\n# The Python shim",
+            sha256_hex(&store)
+        ),
+    );
+    let run = run_in(&repo, &["verify", "--wheel", w]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let want = "api.toml [[upstream.file]] mooncake-wheel/mooncake/store/__init__.py: package mooncake.store: image cuda: expected a file that shadows no native module of the base, found the package mooncake.store over the base's native module of that name, which it would hide on import (mooncake-transfer-engine-cuda13 0.3.11.post1)";
+    assert!(run.report().contains(&want), "no {want:?}: {run:?}");
 }
 
 #[test]
