@@ -164,7 +164,15 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
             }
             let filled = format!("the fill from {}", fill.label());
             for (name, kind) in &fill.modules {
-                if *kind != ModuleKind::Extension {
+                // The fill skips the files of a subpackage (`<package>/<sub>/...`) named like
+                // a native module the base has: the package would hide it.
+                let parts: Vec<&str> = name.split('.').collect();
+                let in_subpackage =
+                    parts.len() > 2 || parts.len() == 2 && *kind == ModuleKind::Package;
+                let sub = parts[..parts.len().min(2)].join(".");
+                let skipped =
+                    in_subpackage && core.modules.get(&sub) == Some(&ModuleKind::Extension);
+                if *kind != ModuleKind::Extension && !skipped {
                     modules
                         .entry(name.clone())
                         .or_insert_with(|| filled.clone());
