@@ -94,14 +94,12 @@ fn good_file_builds_and_the_check_loads_the_core_against_the_driver_stub() {
     // check's libcuda.so.1 link (the stub was on the loader path for that step only).
     let inside = python_json(
         &image.tag,
-        &format!(
-            "import hashlib, importlib.util, json, os, glob; \
+        "import hashlib, importlib.util, json, os, glob; \
              spec = importlib.util.find_spec('mooncake.structured_object_store'); \
-             print(json.dumps({{'module': hashlib.sha256(open(spec.origin, 'rb').read()).hexdigest(), \
+             print(json.dumps({'module': hashlib.sha256(open(spec.origin, 'rb').read()).hexdigest(), \
              'shim': importlib.util.find_spec('mooncake_sos') is not None, \
              'links': glob.glob('/tmp/**/libcuda.so.1', recursive=True) + glob.glob('/usr/**/libcuda.so.1', recursive=True), \
-             'ld_path': os.environ.get('LD_LIBRARY_PATH')}}))"
-        ),
+             'ld_path': os.environ.get('LD_LIBRARY_PATH')}))",
     );
     assert_eq!(inside["module"], M312_SHA256, "{inside}");
     assert_eq!(inside["shim"], true, "{inside}");
@@ -121,9 +119,7 @@ fn tampered_file_fails_the_build_at_the_checksum() {
     tampered.extend_from_slice(b"\nimport os; os.system('echo owned')\n");
     let api = api();
     // Served: the tampered file; expected: the good file's sha256.
-    let server = mooncake_sos_testkit::FileServer::start(
-        [(pinned_path(&api), tampered)].into_iter().collect(),
-    );
+    let server = mooncake_sos_testkit::FileServer::start([(pinned_path(&api), tampered)]);
     let failure = mooncake_sos_tests::docker::Build::cuda()
         .arg("MOONCAKE_SOS_BASE_URL", &server.base_url)
         .arg("MOONCAKE_SOS_SHA256", M312_SHA256)
