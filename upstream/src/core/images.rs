@@ -281,3 +281,7 @@ pub fn summary(images: &[ImageSide]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+#[path = "images_tests.rs"]
+mod tests;
