@@ -48,7 +48,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, json: bool) -> Result {
         let against_images = if findings.is_empty() {
             format!("served by every image ({})", images::summary(&sides))
         } else {
-            format!("{} use(s) an image cannot serve", findings.len())
+            format!("{} finding(s) against the images", findings.len())
         };
         println!(
             "verify: native surface of {}: {} uses of {members} native members and {siblings} sibling modules; {against_manifest}; {against_images}",

@@ -56,6 +56,25 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
         .filter(|l| l.contains(": image "))
         .collect();
     assert_eq!(image, [group_ids_line(m, line)], "{run:?}");
+
+    // bump to it refuses, naming the same, and writes nothing.
+    let repo = Sandbox::new();
+    let before = repo.snapshot();
+    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.lines().any(|l| l == group_ids_line(m, line)),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("bump: refused: "),
+        "{run:?}"
+    );
+    assert!(repo.snapshot() == before, "bump wrote something");
 }
 
 /// A sandbox whose api.toml declares every use the 0.3.13.post1 module makes, so that only
