@@ -6,22 +6,26 @@
 //! - [`sync`] splices regions, writes atomically or checks for drift.
 
 pub mod diag;
+pub mod input;
 pub mod model;
 pub mod parse;
 pub mod region;
 pub mod render;
 pub mod sync;
 
-use diag::{Diagnostic, Diagnostics, Source};
+use diag::{Diagnostics, Source};
 use std::path::Path;
 
 /// Reads and validates a manifest. `display_name` is how errors name the file.
 pub fn load(path: &Path, display_name: &str) -> Result<model::Api, Diagnostics> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let source = Source::new(display_name, "");
-        Diagnostic::new(&source, 0..0, format!("cannot read the manifest: {e}"))
-    })?;
-    load_str(display_name, &text)
+    load_str(display_name, &read_manifest(path, display_name)?)
+}
+
+/// The manifest's text: a regular UTF-8 file of at most [`input::MAX_TEXT_BYTES`]; anything
+/// else (a FIFO, a device, a directory, bad bytes) is a located error, at once.
+pub fn read_manifest(path: &Path, display_name: &str) -> Result<String, Diagnostics> {
+    input::read_text(path, input::MAX_TEXT_BYTES)
+        .map_err(|e| e.diagnostic(display_name, "the manifest").into())
 }
 
 /// Parses and validates manifest text.

@@ -11,6 +11,7 @@
 use crate::diag::{Diagnostic, Source};
 use crate::model::hex;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::ops::Range;
 
 const BEGIN: &str = "# >>> api.toml:";
@@ -24,20 +25,29 @@ pub fn end_marker(name: &str, region: &str, body: &str) -> String {
     format!("{END} {name} {region} sha256:{}", checksum(body))
 }
 
-/// The first 8 hex digits of the body's sha256: enough to notice an edit.
+/// The first 8 hex digits of the body's sha256: enough to notice an edit. Line endings are
+/// hashed as LF, so a checkout that turns the file into CRLF (git's autocrlf) is no edit.
 pub fn checksum(body: &str) -> String {
-    hex(&Sha256::digest(body.as_bytes()))[..8].to_string()
+    let lf = body.replace("\r\n", "\n");
+    hex(&Sha256::digest(lf.as_bytes()))[..8].to_string()
 }
 
 /// A region found in a file.
 #[derive(Debug)]
 pub struct Region {
+    /// The project name and the region id its markers carry.
+    pub name: String,
+    pub id: String,
+    /// Byte range of the begin marker line, without its line ending.
+    pub begin_line: Range<usize>,
     /// Byte range of the body: from after the begin line to the start of the end line.
     pub body: Range<usize>,
-    /// Byte range of the end marker line, without its newline.
+    /// Byte range of the end marker line, without its line ending.
     pub end_line: Range<usize>,
     /// The checksum on the end marker; `None` for a new, never-written region.
     pub stored: Option<String>,
+    /// The begin marker line ends with CRLF: the body is written with CRLF line endings too.
+    pub crlf: bool,
 }
 
 impl Region {
@@ -48,12 +58,18 @@ impl Region {
     }
 }
 
-/// Returns `text` with the region's body replaced and its end marker re-stamped.
+/// Returns `text` with the region's body replaced and its end marker re-stamped. The body
+/// (LF line endings, as renderers write it) takes the region's line ending.
 pub fn splice(text: &str, region: &Region, name: &str, id: &str, body: &str) -> String {
+    let body = if region.crlf {
+        Cow::Owned(body.replace("\r\n", "\n").replace('\n', "\r\n"))
+    } else {
+        Cow::Borrowed(body)
+    };
     let mut out = String::with_capacity(text.len() + body.len());
     out.push_str(&text[..region.body.start]);
-    out.push_str(body);
-    out.push_str(&end_marker(name, id, body));
+    out.push_str(&body);
+    out.push_str(&end_marker(name, id, &body));
     out.push_str(&text[region.end_line.end..]);
     out
 }
@@ -66,14 +82,16 @@ struct Marker<'a> {
     checksum: Option<&'a str>,
     /// Offset just past the marker line's newline.
     after: usize,
+    crlf: bool,
 }
 
-/// Finds region `name region` in `source`, checking every marker in the file on the way:
-/// nested, unbalanced, mismatched, duplicated and malformed markers are located errors.
-pub fn find(source: &Source, name: &str, region: &str) -> Result<Region, Diagnostic> {
+/// Every region in `source` (of any project name), in file order, checking every marker on
+/// the way: nested, unbalanced, mismatched, duplicated and malformed markers are located
+/// errors.
+pub fn scan(source: &Source) -> Result<Vec<Region>, Diagnostic> {
     let text = &*source.text;
     let mut open: Option<Marker> = None;
-    let mut found: Option<Region> = None;
+    let mut found: Vec<Region> = Vec::new();
     let mut offset = 0;
     for raw_line in text.split_inclusive('\n') {
         let line = offset..offset + raw_line.trim_end_matches(['\n', '\r']).len();
@@ -82,6 +100,7 @@ pub fn find(source: &Source, name: &str, region: &str) -> Result<Region, Diagnos
             continue;
         };
         marker.after = offset;
+        marker.crlf = raw_line.ends_with("\r\n");
         let here = marker.line.clone();
         let err = |msg: String| Err(Diagnostic::new(source, here.clone(), msg));
         match (&open, marker.begin) {
@@ -104,16 +123,21 @@ pub fn find(source: &Source, name: &str, region: &str) -> Result<Region, Diagnos
                 ));
             }
             (Some(o), false) => {
-                if (o.name, o.region) == (name, region) {
-                    if found.is_some() {
-                        return err(format!("duplicate region `{name} {region}`"));
-                    }
-                    found = Some(Region {
-                        body: o.after..marker.line.start,
-                        end_line: marker.line.clone(),
-                        stored: marker.checksum.map(str::to_string),
-                    });
+                if found
+                    .iter()
+                    .any(|r| (r.name.as_str(), r.id.as_str()) == (o.name, o.region))
+                {
+                    return err(format!("duplicate region `{} {}`", o.name, o.region));
                 }
+                found.push(Region {
+                    name: o.name.to_owned(),
+                    id: o.region.to_owned(),
+                    begin_line: o.line.clone(),
+                    body: o.after..marker.line.start,
+                    end_line: marker.line.clone(),
+                    stored: marker.checksum.map(str::to_string),
+                    crlf: o.crlf,
+                });
                 open = None;
             }
             (None, true) => open = Some(marker),
@@ -123,6 +147,14 @@ pub fn find(source: &Source, name: &str, region: &str) -> Result<Region, Diagnos
         let msg = format!("region `{} {}` has no end marker", o.name, o.region);
         return Err(Diagnostic::new(source, o.line, msg));
     }
+    Ok(found)
+}
+
+/// Finds region `name region` in `source`; every marker in the file is checked ([`scan`]).
+pub fn find(source: &Source, name: &str, region: &str) -> Result<Region, Diagnostic> {
+    let found = scan(source)?
+        .into_iter()
+        .find(|r| r.name == name && r.id == region);
     found.ok_or_else(|| {
         Diagnostic::new(
             source,
@@ -133,6 +165,20 @@ pub fn find(source: &Source, name: &str, region: &str) -> Result<Region, Diagnos
             ),
         )
     })
+}
+
+/// Whether `text` has a begin marker of project `name` (a cheap test before [`scan`]).
+pub fn mentions(text: &str, name: &str) -> bool {
+    text.contains(BEGIN) && text.contains(name)
+}
+
+/// 1-based line of a byte offset.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 fn parse_marker(source: &Source, line: Range<usize>) -> Result<Option<Marker<'_>>, Diagnostic> {
@@ -155,6 +201,7 @@ fn parse_marker(source: &Source, line: Range<usize>) -> Result<Option<Marker<'_>
                 region,
                 checksum: None,
                 after: 0,
+                crlf: false,
             })),
             _ => bad("expected `# >>> api.toml: NAME REGION (...)`"),
         };
@@ -169,6 +216,7 @@ fn parse_marker(source: &Source, line: Range<usize>) -> Result<Option<Marker<'_>
                 region,
                 checksum: None,
                 after: 0,
+                crlf: false,
             })),
             [name, region, sum] => match sum.strip_prefix("sha256:") {
                 Some(c) if crate::model::values::is_hex(c, 8) => Ok(Some(Marker {
@@ -178,6 +226,7 @@ fn parse_marker(source: &Source, line: Range<usize>) -> Result<Option<Marker<'_>
                     region,
                     checksum: Some(c),
                     after: 0,
+                    crlf: false,
                 })),
                 _ => bad("expected `sha256:` and 8 lowercase hex digits after the region name"),
             },

@@ -2,12 +2,21 @@
 //! what changed) or report it as drift with a unified diff. Like rust-analyzer's
 //! ensure-file-contents, with regions spliced into files the project owns.
 
+mod commit;
+mod leftovers;
+mod paths;
+#[cfg(test)]
+mod tests;
+
+pub use commit::{is_staging_file, write_atomic};
+
 use crate::diag::{Diagnostic, Diagnostics, Source};
+use crate::input::{self, ReadError};
 use crate::model::RelPath;
 use crate::region;
 use crate::render::{HEADER, Output};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,22 +52,41 @@ pub struct Change {
     pub old: Option<String>,
     /// `None` when the file is to be removed (an orphan).
     pub new: Option<String>,
+    /// The file written: `path` under the root, through symlinks that stay inside it.
+    target: PathBuf,
+    /// This change is the manifest itself ([`plan_manifest_edit`]).
+    manifest: bool,
+}
+
+/// A unified diff of `path` from `old` to `new`, as drift reports show it.
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
 }
 
 impl Change {
     pub fn diff(&self) -> String {
         let old = self.old.as_deref().unwrap_or("");
         let new = self.new.as_deref().unwrap_or("");
-        similar::TextDiff::from_lines(old, new)
-            .unified_diff()
-            .context_radius(3)
-            .header(&format!("a/{}", self.path), &format!("b/{}", self.path))
-            .to_string()
+        unified_diff(self.path.as_str(), old, new)
+    }
+
+    /// Whether this change is the manifest (only in a [`plan_manifest_edit`]).
+    pub fn is_manifest(&self) -> bool {
+        self.manifest
     }
 }
 
 /// Works out every file's new contents. Reads files, writes nothing. A hand-edited region is
-/// an error unless `force`; a missing or malformed target file is an error.
+/// an error unless `force`; a missing or malformed target file is an error, and so is an
+/// output that would leave the repository or land on the manifest, and a region of this
+/// project that nothing renders any more.
+///
+/// `root` is the manifest's directory, and `manifest.name` ends with its file name (as
+/// `cargo xtask regen` passes them), so no output can be the manifest.
 pub fn plan(
     root: &Path,
     manifest: &Source,
@@ -66,16 +94,41 @@ pub fn plan(
     outputs: &[Output],
     force: bool,
 ) -> Result<Vec<Change>, Diagnostics> {
+    let manifest_path = Path::new(&manifest.name).file_name().map(|f| root.join(f));
+    let repo = paths::Repo::new(root, manifest_path.as_deref())
+        .map_err(|msg| Diagnostic::new(manifest, 0..0, msg))?;
     let mut diags = Diagnostics::default();
     let mut by_path: BTreeMap<&RelPath, Vec<&Output>> = BTreeMap::new();
     for o in outputs {
         by_path.entry(o.path()).or_default().push(o);
     }
     let mut changes = Vec::new();
+    let mut seen: BTreeMap<(u64, u64), &RelPath> = BTreeMap::new();
+    // The real files written: a symlink's target is an output, not an orphan or a leftover.
+    let mut targets = BTreeSet::new();
     for (path, outs) in &by_path {
-        let old = match std::fs::read_to_string(root.join(path.as_str())) {
+        let resolved = match repo.resolve(path) {
+            Ok(r) => r,
+            Err(msg) => {
+                diags.push(declared_at(manifest, path, msg));
+                continue;
+            }
+        };
+        targets.insert(resolved.target.clone());
+        if let Some(id) = resolved.id
+            && let Some(other) = seen.insert(id, path)
+        {
+            let msg = format!("{path} and {other} are the same file; each output needs its own");
+            diags.push(declared_at(manifest, path, msg));
+            continue;
+        }
+        let old = match input::read_text(&resolved.target, input::MAX_TEXT_BYTES) {
             Ok(text) => Some(text),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(ReadError::NotFound) => None,
+            Err(e @ ReadError::NotUtf8 { .. }) => {
+                diags.push(e.diagnostic(path.as_str(), "the file"));
+                continue;
+            }
             Err(e) => {
                 diags.push(declared_at(
                     manifest,
@@ -86,12 +139,84 @@ pub fn plan(
             }
         };
         match plan_file(path, old, outs, manifest, name, force) {
+            Ok(mut change) => {
+                change.target = resolved.target;
+                changes.push(change);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    for d in leftovers::in_sibling_files(&repo, name, outputs, &targets) {
+        diags.push(d);
+    }
+    changes.extend(orphans(&repo, outputs, &targets));
+    diags.finish(changes)
+}
+
+/// [`plan`] without the file system, for tests and the fuzzer: `file` gives each target's
+/// text (`None`: it does not exist). No path resolution, orphans or files beside the
+/// outputs: the per-file rules only (regions, hand edits, regions left behind in a target).
+pub fn plan_texts(
+    manifest: &Source,
+    name: &str,
+    outputs: &[Output],
+    file: &dyn Fn(&RelPath) -> Option<String>,
+    force: bool,
+) -> Result<Vec<Change>, Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let mut by_path: BTreeMap<&RelPath, Vec<&Output>> = BTreeMap::new();
+    for o in outputs {
+        by_path.entry(o.path()).or_default().push(o);
+    }
+    let mut changes = Vec::new();
+    for (path, outs) in by_path {
+        match plan_file(path, file(path), &outs, manifest, name, force) {
             Ok(change) => changes.push(change),
             Err(d) => diags.push(d),
         }
     }
-    changes.extend(orphans(root, outputs));
     diags.finish(changes)
+}
+
+/// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
+/// renders `edited` (the manifest's new text; its name as in [`plan`]) and plans every
+/// output against it, plus the manifest itself as the first change. [`apply`] then writes
+/// the manifest and the outputs together: if any of them cannot be written (or the new
+/// manifest would not regenerate cleanly, which this reports), none is, the manifest
+/// included.
+pub fn plan_manifest_edit(
+    root: &Path,
+    edited: &Source,
+    force: bool,
+) -> Result<Vec<Change>, Diagnostics> {
+    let api = crate::load_str(&edited.name, &edited.text)?;
+    let outputs = crate::render::render_all(&api)
+        .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
+    let mut changes = plan(root, edited, &api.name, &outputs, force)?;
+    let file = Path::new(&edited.name).file_name().and_then(|f| f.to_str());
+    let Some(path) = file.and_then(RelPath::new) else {
+        let msg = "the manifest's name has no file name";
+        return Err(Diagnostic::new(edited, 0..0, msg).into());
+    };
+    let target = root.join(path.as_str());
+    let old = crate::read_manifest(&target, &edited.name)?;
+    let status = if old == *edited.text {
+        Status::Unchanged
+    } else {
+        Status::Stale
+    };
+    changes.insert(
+        0,
+        Change {
+            path,
+            status,
+            old: Some(old),
+            new: Some(edited.text.to_string()),
+            target,
+            manifest: true,
+        },
+    );
+    Ok(changes)
 }
 
 fn plan_file(
@@ -110,6 +235,18 @@ fn plan_file(
                 let msg = format!("{path} does not exist; it must hold the generated regions");
                 return Err(declared_at(manifest, path, msg));
             };
+            let ids: Vec<&str> = outs
+                .iter()
+                .filter_map(|o| match o {
+                    Output::Region { region, .. } => Some(*region),
+                    Output::File { .. } => None,
+                })
+                .collect();
+            if let Some(d) =
+                leftovers::in_target(&Source::new(path.as_str(), text.as_str()), name, &ids)
+            {
+                return Err(d);
+            }
             for o in outs {
                 let Output::Region {
                     region: id, body, ..
@@ -149,11 +286,15 @@ fn plan_file(
         status,
         old,
         new: Some(new),
+        target: PathBuf::new(),
+        manifest: false,
     })
 }
 
 /// Generated files (first line names the generator) beside outputs that nothing renders.
-fn orphans(root: &Path, outputs: &[Output]) -> Vec<Change> {
+/// Only regular files are looked at (not symlinks, FIFOs or devices), and no bigger than
+/// any output could be.
+fn orphans(repo: &paths::Repo, outputs: &[Output], targets: &BTreeSet<PathBuf>) -> Vec<Change> {
     let owned: BTreeSet<&str> = outputs
         .iter()
         .filter(|o| matches!(o, Output::File { .. }))
@@ -165,33 +306,46 @@ fn orphans(root: &Path, outputs: &[Output]) -> Vec<Change> {
         .collect();
     let mut out = Vec::new();
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        // A directory that leads outside the repository is reported with its outputs.
+        let Some(resolved) = repo.dir(dir) else {
             continue;
         };
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .collect();
-        names.sort();
-        for name in names {
+        for (name, path) in regular_files(&resolved) {
             let rel = format!("{dir}/{name}");
-            if owned.contains(rel.as_str()) || is_staging_file(&name) {
+            if owned.contains(rel.as_str()) || is_staging_file(&name) || targets.contains(&path) {
                 continue;
             }
-            let Ok(text) = std::fs::read_to_string(root.join(&rel)) else {
+            let Ok(text) = input::read_text(&path, input::MAX_TEXT_BYTES) else {
                 continue;
             };
             let generated = text.lines().next().is_some_and(|l| l.contains(HEADER));
-            if let Some(path) = RelPath::new(&rel).filter(|_| generated) {
+            if let Some(rel) = RelPath::new(&rel).filter(|_| generated) {
                 out.push(Change {
-                    path,
+                    path: rel,
                     status: Status::Orphaned,
                     old: Some(text),
                     new: None,
+                    target: path,
+                    manifest: false,
                 });
             }
         }
     }
     out
+}
+
+/// The regular files (not symlinks) directly in `dir`, by name, sorted.
+fn regular_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    files.sort();
+    files
 }
 
 /// An error about a target file, located where api.toml names it (or at 1:1 if it does not).
@@ -204,77 +358,19 @@ fn declared_at(manifest: &Source, path: &RelPath, message: String) -> Diagnostic
     Diagnostic::new(manifest, span, message)
 }
 
-/// Writes every change that is not `Unchanged`: each file through a temporary file in the same
-/// directory and a rename, so a reader (or a crash) sees the old or the new file, never a mix.
-/// First removes staging files a killed run left beside any output.
+/// Writes every change that is not `Unchanged`, all or nothing (see [`commit`]): new
+/// contents are staged beside every target first, then renamed into place; a failure
+/// anywhere leaves every file as it was. Refuses a read-only output and a file that changed
+/// since [`plan`] read it. First removes staging files a killed run left beside any output.
 pub fn apply(root: &Path, changes: &[Change]) -> io::Result<()> {
-    for c in changes {
-        remove_staging_files(&root.join(c.path.as_str()));
+    let root = std::fs::canonicalize(root)?;
+    if let Some(c) = changes.iter().find(|c| !c.target.starts_with(&root)) {
+        let msg = format!(
+            "{} was planned for another directory than {}",
+            c.path,
+            root.display()
+        );
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
-    for c in changes.iter().filter(|c| c.status != Status::Unchanged) {
-        let path = root.join(c.path.as_str());
-        match &c.new {
-            Some(contents) => write_atomic(&path, contents.as_bytes())?,
-            None => std::fs::remove_file(&path)?,
-        }
-    }
-    Ok(())
-}
-
-/// `.NAME.regen-PID.tmp`, where [`write_atomic`] stages NAME before the rename.
-fn staging_prefix(name: &str) -> String {
-    format!(".{name}.regen-")
-}
-
-/// A file [`write_atomic`] stages; one is left behind when regen is killed before its rename.
-/// Not an output: `--check` and the orphan scan skip it.
-pub fn is_staging_file(name: &str) -> bool {
-    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".regen-")
-}
-
-/// Removes the staging files a killed regen left beside `path`. The caller holds the
-/// manifest's lock, so no live regen of the same manifest is writing them.
-fn remove_staging_files(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-        return;
-    };
-    let prefix = staging_prefix(name);
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let file = file.to_string_lossy();
-        if file.starts_with(&prefix) && file.ends_with(".tmp") {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(
-        "{}{}.tmp",
-        staging_prefix(name),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        // Keep the mode of the file being replaced (docker/build.py is executable).
-        if let Ok(meta) = std::fs::metadata(path) {
-            f.set_permissions(meta.permissions())?;
-        }
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    commit::transact(changes, |from, to| std::fs::rename(from, to))
 }

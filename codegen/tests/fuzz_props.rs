@@ -7,7 +7,7 @@ mod fuzz_checks;
 
 use fuzz_checks::{
     API_TOML, BUILD_PY, DOCKERFILE, DOCKERFILE_ROCM, MANIFEST_SNIPPETS, Outcome, REGION_IDS,
-    REGION_SNIPPETS, check_manifest, check_region, mutate,
+    REGION_SNIPPETS, check_manifest, check_plan, check_region, crlf, mutate, real_targets,
 };
 use proptest::prelude::*;
 use std::sync::mpsc;
@@ -107,6 +107,95 @@ proptest! {
     }
 }
 
+/// Sequences that are not UTF-8.
+const BAD_UTF8: &[&[u8]] = &[
+    b"\xff",
+    b"\xc3",
+    b"\x80",
+    b"\xc0\x80",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+];
+
+/// A value no message should quote whole.
+fn huge_value() -> impl Strategy<Value = String> {
+    (1usize..4, 10_000usize..200_000).prop_map(|(kind, n)| match kind {
+        1 => "A".repeat(n),
+        2 => "é日".repeat(n / 3),
+        _ => "x ".repeat(n / 2),
+    })
+}
+
+proptest! {
+    #![proptest_config(cases(300))]
+
+    /// Render + plan (in memory) of an edited manifest against the real targets, in LF and
+    /// in CRLF: located errors, or a plan that is a fixed point.
+    #[test]
+    fn plan_of_mutated_manifest(ops in script(), in_crlf in any::<bool>()) {
+        let manifest = mutate(API_TOML, &ops, MANIFEST_SNIPPETS);
+        within(format!("{}{manifest}", u8::from(in_crlf)), |t| {
+            let (flag, manifest) = t.split_at(1);
+            check_plan(manifest, &real_targets(flag == "1"))
+        });
+    }
+
+    /// The real manifest against an edited target, LF or CRLF.
+    #[test]
+    fn plan_against_mutated_targets(which in 0usize..3, ops in script(), in_crlf in any::<bool>()) {
+        let mut files = real_targets(in_crlf);
+        let path = ["docker/Dockerfile", "docker/Dockerfile.rocm", "docker/build.py"][which];
+        let text = mutate(&files[path], &ops, REGION_SNIPPETS);
+        files.insert(path.to_owned(), text);
+        prop_assert!(check_plan(API_TOML, &files).is_some());
+    }
+
+    /// A bad byte anywhere in the manifest file: one error, at that byte's line and column.
+    #[test]
+    fn non_utf8_anywhere_in_the_manifest_is_located(at in any::<prop::sample::Index>(), bad in prop::sample::select(BAD_UTF8.to_vec()), in_crlf in any::<bool>()) {
+        let text = if in_crlf { crlf(API_TOML) } else { API_TOML.to_owned() };
+        let mut at = at.index(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.splice(at..at, bad.iter().copied());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("api.toml");
+        std::fs::write(&path, &bytes).unwrap();
+        let err = mooncake_sos_codegen::load(&path, "api.toml").unwrap_err();
+        prop_assert_eq!(err.0.len(), 1);
+        let line = text[..at].matches('\n').count() + 1;
+        let col = text[..at].rsplit('\n').next().unwrap().chars().count() + 1;
+        prop_assert_eq!(err.0[0].location(), format!("api.toml:{line}:{col}"));
+        let want = format!("api.toml:{line}:{col}: error: the manifest is not UTF-8");
+        prop_assert!(err.0[0].to_string().starts_with(&want), "{}", err.0[0]);
+    }
+
+    /// A huge value put where a value goes: every error stays a few short lines.
+    #[test]
+    fn errors_quoting_huge_values_stay_short(ops in script(), value in huge_value(), line in any::<prop::sample::Index>()) {
+        let mut lines: Vec<String> = mutate(API_TOML, &ops, MANIFEST_SNIPPETS)
+            .split_inclusive('\n')
+            .map(str::to_owned)
+            .collect();
+        let at = line.index(lines.len().max(1)).min(lines.len().saturating_sub(1));
+        if let Some(l) = lines.get_mut(at)
+            && let Some((key, _)) = l.split_once(" = ")
+        {
+            *l = format!("{key} = \"{value}\"\n");
+        }
+        let text = lines.concat();
+        if let Err(diags) = mooncake_sos_codegen::load_str("api.toml", &text) {
+            for d in &diags.0 {
+                let shown = d.to_string();
+                prop_assert!(shown.len() < 4000, "{} bytes: {}", shown.len(), &shown[..300]);
+                prop_assert!(shown.lines().all(|l| l.chars().count() <= 300), "{}", shown);
+            }
+        }
+    }
+}
+
 /// The properties above can fail: the real inputs parse, and the mutator breaks them often.
 #[test]
 fn the_checks_see_both_outcomes() {
@@ -133,20 +222,19 @@ fn the_checks_see_both_outcomes() {
         rejected > 20 && parsed > 20,
         "parsed {parsed}, rejected {rejected}"
     );
-}
-
-/// Bytes that are not UTF-8 reach the parser through `load`: a located error, not a panic.
-#[test]
-fn non_utf8_manifest_file_is_a_located_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("api.toml");
-    let mut bytes = API_TOML.as_bytes().to_vec();
-    bytes.splice(40..40, [0xff, 0xfe, 0xc3]);
-    std::fs::write(&path, &bytes).unwrap();
-    let err = mooncake_sos_codegen::load(&path, "api.toml").unwrap_err();
-    assert_eq!(err.0.len(), 1);
-    assert_eq!(err.0[0].location(), "api.toml:1:1");
-    assert!(err.0[0].message.contains("UTF-8"), "{}", err.0[0].message);
+    // Planning: the real tree plans, in LF and CRLF; a broken target is rejected.
+    for in_crlf in [false, true] {
+        assert_eq!(
+            check_plan(API_TOML, &real_targets(in_crlf)),
+            Some(Outcome::Parsed)
+        );
+        let mut files = real_targets(in_crlf);
+        files.insert(
+            "docker/build.py".into(),
+            "# >>> api.toml: mooncake-sos pins (x)\n".into(),
+        );
+        assert_eq!(check_plan(API_TOML, &files), Some(Outcome::Rejected));
+    }
 }
 
 /// Found by the properties above: a dataclass field whose type or default has no Rust form
@@ -171,6 +259,12 @@ fn dataclass_fields_without_a_rust_form_are_located_errors() {
             "type = \"bool\", default = \"True\"",
             "type = \"bool\", default = \"'é\"",
             "\"'é\"",
+            "not a Python expression",
+        ),
+        (
+            "type = \"bool\", default = \"True\"",
+            "type = \"bool\", default = \"x + 1\"",
+            "\"x + 1\"",
             "has no Rust value",
         ),
         (

@@ -7,21 +7,9 @@
 
 mod fuzz_checks;
 
-use fuzz_checks::{API_TOML, Outcome, check_value_structure};
+use fuzz_checks::{API_TOML, HOSTILE, Outcome, check_value_structure, twin};
 use proptest::prelude::*;
 use toml_edit::{DocumentMut, Item, Value};
-
-/// What a hostile value is made of; `twin` spells each of these as `x`.
-const HOSTILE: &[char] = &[
-    '"', '\'', '$', '`', '\\', '\n', '\r', ' ', '\t', '#', '(', ')', ';', '|', '&', '{', '}', '<',
-    '>', '*', '\u{2028}', '\0',
-];
-
-fn twin(s: &str) -> String {
-    s.chars()
-        .map(|c| if HOSTILE.contains(&c) { 'x' } else { c })
-        .collect()
-}
 
 /// A step into a TOML document: a key or an array index.
 #[derive(Clone, Debug)]

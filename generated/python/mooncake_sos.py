@@ -30,7 +30,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "19a695efae2a365e9a471348c9c007f98776ab4d0ef3f75005d1507818baa5e2"
+API_FINGERPRINT = "64917d21ac20b414a50197d8cd9f9cd8b3110dc6b73adbb856cde29140a7c656"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 PINNED = f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})"
 

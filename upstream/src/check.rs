@@ -42,7 +42,7 @@ fn declared_kind(kind: ParamKind) -> &'static str {
 fn declared_default(d: &Option<DefaultValue>) -> String {
     match d {
         None => "no default".into(),
-        Some(DefaultValue::Expr(e)) => e.clone(),
+        Some(DefaultValue::Expr(e)) => e.text.clone(),
         Some(DefaultValue::Factory(f)) => format!("field(default_factory={f})"),
     }
 }
@@ -55,7 +55,7 @@ fn defaults_match(declared: &Option<DefaultValue>, found: &Option<FoundDefault>)
     match (declared, found) {
         (None, None) => true,
         (Some(DefaultValue::Expr(e)), Some(f)) => {
-            f.factory.is_none() && canonical_declared(e) == f.canonical
+            f.factory.is_none() && canonical_declared(&e.text) == f.canonical
         }
         (Some(DefaultValue::Factory(want)), Some(f)) => {
             f.factory.as_deref() == Some(canonical_declared(want).as_str())

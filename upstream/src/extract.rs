@@ -123,9 +123,10 @@ struct Extractor<'s> {
     lines: Lines,
 }
 
-/// Parses `source`; a syntax error is a located [`LoadError`].
+/// Parses `source` (nesting bounded, on a big stack: [`crate::nesting`]); a syntax error or
+/// a module nested too deeply is a located [`LoadError`].
 pub fn extract(source: &ModuleSource) -> Result<ModuleFacts, LoadError> {
-    Ok(facts(parse(source)?.suite(), source))
+    crate::nesting::with_parsed(source, |parsed| facts(parsed.suite(), source))
 }
 
 /// The facts of a module already parsed.
@@ -139,20 +140,7 @@ pub(crate) fn facts(body: &[Stmt], source: &ModuleSource) -> ModuleFacts {
     facts
 }
 
-/// The module's syntax tree; a syntax error is a located [`LoadError`].
-pub(crate) fn parse(
-    source: &ModuleSource,
-) -> Result<ruff_python_parser::Parsed<ast::ModModule>, LoadError> {
-    ruff_python_parser::parse_module(&source.text).map_err(|e| {
-        let (line, col) = line_col(&source.text, e.location.start().to_usize());
-        LoadError::new(
-            format!("{}:{line}:{col}", source.display),
-            format!("Python syntax error: {}", e.error),
-        )
-    })
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (

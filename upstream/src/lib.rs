@@ -13,6 +13,7 @@ pub mod default_expr;
 pub mod extract;
 pub mod fetch;
 pub mod matrix;
+pub mod nesting;
 pub mod pin;
 pub mod report;
 pub mod source;
@@ -34,11 +35,15 @@ pub fn verify_with_surface(
     api: &Api,
     source: &ModuleSource,
 ) -> Result<(Report, surface::SurfaceReport), LoadError> {
-    let parsed = extract::parse(source)?;
-    let facts = extract::facts(parsed.suite(), source);
-    let report = check::check(api, &facts, &source.display, &source.sha256);
     let config = surface::SurfaceConfig::from_api(api);
-    let derived = surface::derive_parsed(parsed.suite(), source, &config);
+    let (facts, derived) = nesting::with_parsed(source, |parsed| {
+        let facts = extract::facts(parsed.suite(), source);
+        (
+            facts,
+            surface::derive_parsed(parsed.suite(), source, &config),
+        )
+    })?;
+    let report = check::check(api, &facts, &source.display, &source.sha256);
     Ok((report, surface::compare(&api.surface, derived)))
 }
 

@@ -24,6 +24,9 @@ pub fn set_first_release(manifest: &str, package: &str, version: &str) -> Result
 }
 
 fn edit(manifest: &str, table: &str, values: &[(&str, &str)]) -> Result<String, String> {
+    if let Some(edited) = replace_in_place(manifest, table, values)? {
+        return Ok(edited);
+    }
     let mut doc: DocumentMut = manifest
         .parse()
         .map_err(|e| format!("error: not valid TOML: {e}"))?;
@@ -46,7 +49,44 @@ fn edit(manifest: &str, table: &str, values: &[(&str, &str)]) -> Result<String, 
             }
         }
     }
-    Ok(doc.to_string())
+    // toml_edit writes LF and drops a byte order mark: give the file its own back.
+    let mut out = doc.to_string();
+    if manifest.contains("\r\n") {
+        out = out.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    if manifest.starts_with('\u{feff}') && !out.starts_with('\u{feff}') {
+        out.insert(0, '\u{feff}');
+    }
+    Ok(out)
+}
+
+/// When every key already has a string value: the manifest with only those values' bytes
+/// replaced, so that nothing else changes (line endings, a byte order mark, spacing,
+/// comments). `None` when a key is missing (then it has to be inserted).
+fn replace_in_place(
+    manifest: &str,
+    table: &str,
+    values: &[(&str, &str)],
+) -> Result<Option<String>, String> {
+    let doc = toml_edit::Document::parse(manifest)
+        .map_err(|e| format!("api.toml is not valid TOML: {e}"))?;
+    let Some(table) = doc.get(table).and_then(Item::as_table) else {
+        return Err(format!("api.toml has no [{table}] table"));
+    };
+    let mut spans = Vec::new();
+    for (key, text) in values {
+        let old = table.get(key).and_then(Item::as_value);
+        match old.filter(|v| v.is_str()).and_then(Value::span) {
+            Some(span) => spans.push((span, Value::from(*text).to_string())),
+            None => return Ok(None),
+        }
+    }
+    spans.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    let mut out = manifest.to_owned();
+    for (span, repr) in spans {
+        out.replace_range(span, repr.trim());
+    }
+    Ok(Some(out))
 }
 
 #[cfg(test)]

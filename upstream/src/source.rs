@@ -1,9 +1,24 @@
 //! Where the upstream module's text comes from: a `.py` file, or the module inside a wheel.
+//! Both are untrusted: only regular files are opened (a FIFO or a device is refused, not
+//! waited on), and every read is bounded whatever a file or a zip header claims.
 
+use mooncake_sos_codegen::input::{self, ReadError};
 use sha2::{Digest, Sha256};
+use std::cell::Cell;
 use std::fmt;
-use std::io::Read;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// The largest module source read: the real one is 257 KB.
+pub const MAX_MODULE_BYTES: u64 = 8 << 20;
+/// The largest wheel opened: the real ones are under 50 MB.
+pub const MAX_WHEEL_BYTES: u64 = 1 << 30;
+/// What the zip reader may read to list a wheel's members (its central directory: 4-18 KB
+/// in the mooncake wheels, 95 KB in numpy's). A header claiming millions of entries costs
+/// no more than this (~50,000 entries; ~3 s in a debug build on a loaded machine).
+pub const MAX_DIRECTORY_BYTES: u64 = 4 << 20;
 
 /// The text of one upstream module, and how reports name it.
 #[derive(Clone, Debug)]
@@ -31,11 +46,22 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 impl LoadError {
+    /// The message is cut to a bounded excerpt: it may quote the input.
     pub fn new(location: impl Into<String>, message: impl Into<String>) -> Self {
+        let message = message.into();
         Self {
             location: location.into(),
-            message: message.into(),
+            message: mooncake_sos_codegen::diag::excerpt(
+                &message,
+                mooncake_sos_codegen::diag::MAX_MESSAGE_CHARS,
+            )
+            .into_owned(),
         }
+    }
+
+    /// `what` of `display` could not be read: located at the bad byte for bad UTF-8.
+    fn read(display: &str, what: &str, e: &ReadError) -> Self {
+        Self::new(e.location(display), format!("cannot read {what}: {e}"))
     }
 }
 
@@ -44,12 +70,7 @@ impl ModuleSource {
     pub fn from_bytes(display: impl Into<String>, bytes: Vec<u8>) -> Result<Self, LoadError> {
         let display = display.into();
         let sha256 = sha256_hex(&bytes);
-        let text = String::from_utf8(bytes).map_err(|e| {
-            LoadError::new(
-                &display,
-                format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
-            )
-        })?;
+        let text = input::decode(bytes).map_err(|e| LoadError::read(&display, "the module", &e))?;
         Ok(Self {
             display,
             text,
@@ -60,8 +81,8 @@ impl ModuleSource {
     /// A `.py` file.
     pub fn read_module(path: &Path) -> Result<Self, LoadError> {
         let display = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| LoadError::new(&display, format!("cannot read the module: {e}")))?;
+        let bytes = input::read_bytes(path, MAX_MODULE_BYTES)
+            .map_err(|e| LoadError::read(&display, "the module", &e))?;
         Self::from_bytes(display, bytes)
     }
 
@@ -80,19 +101,86 @@ impl ModuleSource {
     /// that predates it), which the matrix shows rather than refuses.
     pub fn read_wheel_if_present(path: &Path, dotted: &str) -> Result<Option<Self>, LoadError> {
         let display = path.display().to_string();
-        let file = std::fs::File::open(path)
-            .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?;
-        let mut archive = zip::ZipArchive::new(file)
-            .map_err(|e| LoadError::new(&display, format!("not a wheel (zip archive): {e}")))?;
+        let mut archive = open_wheel(path)?;
         let member = module_member(dotted);
-        let Ok(mut entry) = archive.by_name(&member) else {
+        // Two entries of one name: which is installed depends on the installer. Refused.
+        if archive.has_duplicate_names() {
+            let msg = "the wheel lists a member name more than once: a damaged or forged archive";
+            return Err(LoadError::new(&display, msg));
+        }
+        let Some(index) = archive.index_for_name(&member) else {
             return Ok(None);
         };
-        let mut bytes = Vec::with_capacity(entry.size() as usize);
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(|e| LoadError::new(&display, format!("cannot unpack {member}: {e}")))?;
+        let unpack =
+            |e: &dyn fmt::Display| LoadError::new(&display, format!("cannot unpack {member}: {e}"));
+        let entry = archive.by_index(index).map_err(|e| unpack(&e))?;
+        // Whatever the header says the member inflates to, no more than the limit is read.
+        let bytes = input::read_bounded(entry, MAX_MODULE_BYTES).map_err(|e| match e {
+            ReadError::TooLarge { .. } => LoadError::new(
+                &display,
+                format!(
+                    "{member} inflates past {} MiB: not a module this tool reads",
+                    MAX_MODULE_BYTES >> 20
+                ),
+            ),
+            other => unpack(&other),
+        })?;
         Self::from_bytes(format!("{display}!{member}"), bytes).map(Some)
+    }
+}
+
+/// A wheel's member list, read within [`MAX_WHEEL_BYTES`] and [`MAX_DIRECTORY_BYTES`].
+fn open_wheel(path: &Path) -> Result<zip::ZipArchive<Budget>, LoadError> {
+    let display = path.display().to_string();
+    let file = input::open_regular(path).map_err(|e| LoadError::read(&display, "the wheel", &e))?;
+    let size = file
+        .metadata()
+        .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?
+        .len();
+    if size > MAX_WHEEL_BYTES {
+        let msg = format!(
+            "larger than the {} MiB a wheel may be",
+            MAX_WHEEL_BYTES >> 20
+        );
+        return Err(LoadError::new(&display, msg));
+    }
+    let left = Rc::new(Cell::new(MAX_DIRECTORY_BYTES));
+    let reader = Budget {
+        file: BufReader::new(file),
+        left: left.clone(),
+    };
+    let archive = zip::ZipArchive::new(reader)
+        .map_err(|e| LoadError::new(&display, format!("not a wheel (zip archive): {e}")))?;
+    // The one member is read next: its compressed bytes, bounded like its text.
+    left.set(MAX_MODULE_BYTES + (1 << 20));
+    Ok(archive)
+}
+
+/// A file that refuses to be read past a budget: the zip reader reads what headers tell it
+/// to, and a header can claim anything.
+struct Budget {
+    file: BufReader<File>,
+    left: Rc<Cell<u64>>,
+}
+
+impl Read for Budget {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.left.get();
+        if left == 0 && !buf.is_empty() {
+            return Err(io::Error::other(
+                "the archive's headers ask for more than a wheel's directory needs",
+            ));
+        }
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.file.read(&mut buf[..want])?;
+        self.left.set(left - n as u64);
+        Ok(n)
+    }
+}
+
+impl Seek for Budget {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file.seek(pos)
     }
 }
 
@@ -130,12 +218,9 @@ pub fn wheels_in(dir: &Path, package: &str) -> Result<Vec<PathBuf>, LoadError> {
 /// when read).
 fn ships_package(wheel: &Path, package: &str) -> bool {
     let prefix = format!("{package}/");
-    std::fs::File::open(wheel)
-        .ok()
-        .and_then(|f| zip::ZipArchive::new(f).ok())
-        .is_none_or(|archive| {
-            archive
-                .file_names()
-                .any(|n| n.is_ok_and(|n| n.starts_with(&prefix)))
-        })
+    open_wheel(wheel).ok().is_none_or(|archive| {
+        archive
+            .file_names()
+            .any(|n| n.is_ok_and(|n| n.starts_with(&prefix)))
+    })
 }

@@ -56,7 +56,7 @@ pub fn run(args: &Args) -> Result {
         );
         return Ok(Outcome::Failed);
     }
-    manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?;
+    let outcome = manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?;
     println!(
         "bump: {}: upstream pin {} -> {} (sha256 {})",
         manifest.display,
@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> Result {
         &commit[..8],
         &source.sha256[..12]
     );
-    manifest.regen()
+    Ok(outcome)
 }
 
 /// With `--fetch`: every `[[upstream.file]]` at the new commit must have the sha256 api.toml

@@ -4,6 +4,7 @@
 //! (reading and checking the upstream module) and [`exit`]; no command imports another.
 
 mod bench;
+mod bounded;
 mod bump;
 mod core;
 mod exit;

@@ -85,16 +85,16 @@ impl Manifest {
         root_of(&self.path)
     }
 
-    /// Rewrites the manifest with `edit`. Under the manifest's lock (the one regen takes) the
-    /// file is read again: if it is no longer the text this command read and decided on,
-    /// nothing is written. The edited text must validate, and is written atomically
-    /// (`sync::write_atomic`), so a reader sees the old text or the new one. Then call
-    /// [`Manifest::regen`].
+    /// Rewrites the manifest with `edit` and regenerates every output from the edited text,
+    /// as one change: under the manifest's lock (the one regen takes) the file is read again,
+    /// and if it is no longer the text this command read and decided on, nothing is written.
+    /// The manifest and the outputs are planned together and applied all or nothing
+    /// (`sync::plan_manifest_edit`), so api.toml is never written when its regen would fail.
     pub fn edit(
         &self,
         command: &str,
         edit: impl FnOnce(&str) -> std::result::Result<String, String>,
-    ) -> Result<()> {
+    ) -> Result {
         let _lock = lock(&self.path, &self.display, true)?;
         if read(&self.path, &self.display)? != self.text {
             return Err(BadInput(format!(
@@ -103,19 +103,13 @@ impl Manifest {
             )));
         }
         let edited = edit(&self.text).map_err(|e| BadInput(format!("{}: {e}", self.display)))?;
-        load_str(&self.display, &edited)?;
-        if edited != self.text {
-            sync::write_atomic(&self.path, edited.as_bytes())
-                .map_err(|e| BadInput(format!("{}: error: cannot write: {e}", self.display)))?;
-        }
+        let root = self.root();
+        let changes =
+            sync::plan_manifest_edit(root, &Source::new(self.display.clone(), edited), false)?;
+        sync::apply(root, &changes).map_err(|e| format!("error: writing: {e}"))?;
+        print_written(&changes, &self.display);
         // An editor waiting for this lock reads the new text next and refuses.
-        Ok(())
-    }
-
-    /// Regenerates every output from the manifest now on disk (regen takes the lock of the
-    /// file at the path: an edit's rename gave the path a new one).
-    pub fn regen(&self) -> Result {
-        regen(&self.path, Mode::Write { force: false })
+        Ok(Outcome::Ok)
     }
 }
 
@@ -148,11 +142,17 @@ pub fn regen(path: &Path, mode: Mode) -> Result {
         return Ok(report_drift(&changes, &display));
     }
     sync::apply(root, &changes).map_err(|e| format!("error: writing outputs: {e}"))?;
+    print_written(&changes, &display);
+    Ok(Outcome::Ok)
+}
+
+/// One line per file (`written`, `unchanged`, `removed`), then the totals.
+fn print_written(changes: &[sync::Change], display: &str) {
     let written = changes
         .iter()
         .filter(|c| c.status != Status::Unchanged)
         .count();
-    for c in &changes {
+    for c in changes {
         let verb = match c.status {
             Status::Unchanged => "unchanged",
             Status::Orphaned => "removed  ",
@@ -164,7 +164,6 @@ pub fn regen(path: &Path, mode: Mode) -> Result {
         "regen: {written} written, {} unchanged ({display})",
         changes.len() - written
     );
-    Ok(Outcome::Ok)
 }
 
 fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
@@ -199,8 +198,9 @@ fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
 /// The manifest's lock: a flock on the manifest file itself (exclusive to write, shared to
 /// check), so anyone who locks api.toml to change it in place is kept out too.
 fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
-    let file = File::open(path)
-        .map_err(|e| BadInput(format!("{display}: error: cannot open the manifest: {e}")))?;
+    // Only a regular file: a FIFO or a device is refused here, not waited on.
+    let file = mooncake_sos_codegen::input::open_regular(path)
+        .map_err(|e| BadInput(e.diagnostic(display, "the manifest").to_string()))?;
     if exclusive {
         file.lock()
     } else {
@@ -210,9 +210,9 @@ fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
     Ok(file)
 }
 
+/// The manifest's text: a regular file, bounded in size, UTF-8 (a bad byte is located).
 fn read(path: &Path, display: &str) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("{display}: error: cannot read the manifest: {e}")))
+    Ok(mooncake_sos_codegen::read_manifest(path, display)?)
 }
 
 fn root_of(path: &Path) -> &Path {

@@ -86,14 +86,14 @@ pub fn run(args: &Args) -> Result {
         return Ok(Outcome::Ok);
     }
     if args.record {
-        manifest.edit("matrix --record", |text| {
+        let outcome = manifest.edit("matrix --record", |text| {
             pin::set_first_release(text, &first.package, &first.version)
         })?;
         eprintln!(
             "matrix: recorded {} {} in {} [drop]",
             first.package, first.version, manifest.display
         );
-        return manifest.regen();
+        return Ok(outcome);
     }
     let was = recorded.map_or("nothing".to_owned(), |(p, v)| format!("{p} {v}"));
     eprintln!(

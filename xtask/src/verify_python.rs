@@ -41,16 +41,19 @@ pub fn run(manifest: &Manifest, python: &Path, sha256: bool) -> Result {
         path.push(":");
         path.push(existing);
     }
-    let out = Command::new(python)
-        .args(["-m", &api.shim.module, "--json"])
-        .env("PYTHONPATH", path)
-        .output()
-        .map_err(|e| {
-            BadInput(format!(
-                "{}: error: cannot run the interpreter: {e}",
-                python.display()
-            ))
-        })?;
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", &api.shim.module, "--json"])
+        .env("PYTHONPATH", path);
+    let out = crate::bounded::output(&mut cmd, crate::bounded::timeout()).map_err(|e| match e {
+        crate::bounded::Error::Spawn(e) => BadInput(format!(
+            "{}: error: cannot run the interpreter: {e}",
+            python.display()
+        )),
+        other => BadInput(format!(
+            "{}: error: the interpreter: {other}",
+            python.display()
+        )),
+    })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: ShimReport = serde_json::from_str(&stdout).map_err(|e| {
         BadInput(format!(

@@ -4,10 +4,12 @@
 pub mod layers;
 pub mod names;
 pub mod native;
+pub mod python;
 mod validate;
 pub mod values;
 
 pub use layers::{CoreSource, ImageCore, UpstreamFile};
+pub use python::{PyExpr, PyLiteral, ValueType};
 pub use validate::validate;
 pub use values::RelPath;
 
@@ -112,13 +114,13 @@ pub enum SymbolKind {
     },
     Function {
         params: Vec<Param>,
-        returns: Option<String>,
+        returns: ValueType,
     },
     /// `name = target` at module level; the target is a function with `params`.
     Alias {
         target: String,
         params: Vec<Param>,
-        returns: Option<String>,
+        returns: ValueType,
     },
 }
 
@@ -139,7 +141,7 @@ pub struct Method {
     pub staticmethod: bool,
     /// Declared parameters, without `self`.
     pub params: Vec<Param>,
-    pub returns: Option<String>,
+    pub returns: ValueType,
 }
 
 /// A parameter, or a dataclass field (then `kind` is positional).
@@ -148,6 +150,8 @@ pub struct Param {
     pub name: String,
     pub kind: ParamKind,
     pub annotation: Option<String>,
+    /// What the annotation says the value is.
+    pub value_type: ValueType,
     pub default: Option<DefaultValue>,
     /// Set when the parameter is part of the generated Rust option struct.
     pub rust: Option<RustType>,
@@ -163,7 +167,7 @@ pub enum ParamKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum DefaultValue {
     /// A Python expression as written in the source, e.g. `'bundle'` or `None`.
-    Expr(String),
+    Expr(PyExpr),
     /// A dataclass `field(default_factory=...)`.
     Factory(String),
 }

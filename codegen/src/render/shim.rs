@@ -79,7 +79,7 @@ fn params(params: &[Param]) -> Py {
             .iter()
             .map(|p| {
                 let (default, factory) = match &p.default {
-                    Some(DefaultValue::Expr(e)) => (Py::str(e), Py::None),
+                    Some(DefaultValue::Expr(e)) => (Py::str(&e.text), Py::None),
                     Some(DefaultValue::Factory(f)) => (Py::None, Py::str(f)),
                     None => (Py::None, Py::None),
                 };

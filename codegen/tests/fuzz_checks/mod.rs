@@ -8,7 +8,11 @@
 
 use mooncake_sos_codegen::diag::Diagnostic;
 use mooncake_sos_codegen::diag::Source;
+use mooncake_sos_codegen::model::RelPath;
+use mooncake_sos_codegen::render::Output;
+use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_codegen::{load_str, region, render};
+use std::collections::BTreeMap;
 
 pub mod structure;
 
@@ -101,7 +105,7 @@ pub fn check_region(text: &str, id: &str) -> Outcome {
                 assert!(text.is_char_boundary(i), "offset {i} splits a character");
             }
             let _ = found.is_hand_edited(text);
-            let new_body = "RUN true\n";
+            let new_body = "RUN true\nRUN false\n";
             let spliced = region::splice(text, &found, REGION_NAME, id, new_body);
             let again = region::find(
                 &Source::new("Dockerfile", spliced.as_str()),
@@ -109,7 +113,14 @@ pub fn check_region(text: &str, id: &str) -> Outcome {
                 id,
             )
             .unwrap_or_else(|d| panic!("the spliced region is lost: {d}"));
-            assert_eq!(&spliced[again.body.clone()], new_body);
+            // The body takes its begin marker's line ending.
+            let want = if found.crlf {
+                crlf(new_body)
+            } else {
+                new_body.to_owned()
+            };
+            assert_eq!(&spliced[again.body.clone()], want);
+            assert_eq!(region::checksum(&want), region::checksum(new_body));
             assert!(
                 !again.is_hand_edited(&spliced),
                 "a fresh splice reads as hand-edited"
@@ -126,6 +137,91 @@ pub fn check_region(text: &str, id: &str) -> Outcome {
             Outcome::Rejected
         }
     }
+}
+
+/// Every line ending as CRLF.
+pub fn crlf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// The repository's region targets by path, optionally in CRLF.
+pub fn real_targets(in_crlf: bool) -> BTreeMap<String, String> {
+    [
+        ("docker/Dockerfile", DOCKERFILE),
+        ("docker/Dockerfile.rocm", DOCKERFILE_ROCM),
+        ("docker/build.py", BUILD_PY),
+    ]
+    .into_iter()
+    .map(|(p, t)| (p.to_owned(), if in_crlf { crlf(t) } else { t.to_owned() }))
+    .collect()
+}
+
+/// Render, then plan the outputs against `files` (in memory): never a panic; errors located
+/// in the text they name; and a plan that succeeds is a fixed point (planning again
+/// against what it would write changes nothing) whose regions hold exactly the rendered
+/// bodies, in their begin marker's line ending. `None` when the manifest is rejected.
+pub fn check_plan(manifest: &str, files: &BTreeMap<String, String>) -> Option<Outcome> {
+    // The repository's manifest is rendered once: rendering (the bindings above all) is
+    // most of a run's time, and the fuzzer plans it against edited targets again and again.
+    static REAL: std::sync::OnceLock<(String, Vec<Output>)> = std::sync::OnceLock::new();
+    let rendered;
+    let (name, outputs) = if manifest == API_TOML {
+        let (name, outputs) = REAL.get_or_init(|| {
+            let api = load_str("api.toml", API_TOML).expect("api.toml loads");
+            let outputs = render::render_all(&api).expect("api.toml renders");
+            (api.name, outputs)
+        });
+        (name.as_str(), outputs)
+    } else {
+        let api = load_str("api.toml", manifest).ok()?;
+        let outputs = render::render_all(&api).expect("a valid manifest renders");
+        rendered = (api.name, outputs);
+        (rendered.0.as_str(), &rendered.1)
+    };
+    let source = Source::new("api.toml", manifest);
+    let read = |files: &BTreeMap<String, String>, p: &RelPath| files.get(p.as_str()).cloned();
+    let changes = match sync::plan_texts(&source, name, outputs, &|p| read(files, p), false) {
+        Ok(changes) => changes,
+        Err(diags) => {
+            for d in &diags.0 {
+                let text = d.source.text.to_string();
+                assert_located(d, &d.source.name.clone(), &text);
+                let named = d.source.name == "api.toml" || files.contains_key(&d.source.name);
+                assert!(named, "an error in an unknown file {}", d.source.name);
+            }
+            return Some(Outcome::Rejected);
+        }
+    };
+    let mut written = files.clone();
+    for c in &changes {
+        let new = c.new.clone().expect("no removals without a file system");
+        written.insert(c.path.to_string(), new);
+    }
+    let again = sync::plan_texts(&source, name, outputs, &|p| read(&written, p), false)
+        .unwrap_or_else(|d| panic!("what a plan writes fails the next plan: {d}"));
+    for c in &again {
+        assert_eq!(c.status, Status::Unchanged, "{} changes twice", c.path);
+    }
+    for o in outputs {
+        let Output::Region {
+            path,
+            region: id,
+            body,
+        } = o
+        else {
+            continue;
+        };
+        let text = &written[path.as_str()];
+        let found = region::find(&Source::new(path.as_str(), text.as_str()), name, id)
+            .unwrap_or_else(|d| panic!("{path}: the written region is lost: {d}"));
+        let want = if found.crlf { crlf(body) } else { body.clone() };
+        assert_eq!(&text[found.body.clone()], want, "{path}: region {id}");
+        assert!(
+            !found.is_hand_edited(text),
+            "{path}: fresh region reads as hand-edited"
+        );
+    }
+    Some(Outcome::Parsed)
 }
 
 /// Values a mutation may put on the right of `key = `.
@@ -261,7 +357,9 @@ pub fn fuzz_one(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    match mode % 4 {
+    match mode % 9 {
+        // A value of the real manifest replaced by the input: structure never changes.
+        8 => check_value_bytes(usize::from(mode / 9), rest),
         0 => {
             if let Ok(text) = std::str::from_utf8(rest) {
                 check_manifest(text);
@@ -277,12 +375,29 @@ pub fn fuzz_one(data: &[u8]) {
                 }
             }
         }
-        _ => {
-            let base = [DOCKERFILE, DOCKERFILE_ROCM, BUILD_PY][usize::from(mode / 4) % 3];
+        3 => {
+            let base = [DOCKERFILE, DOCKERFILE_ROCM, BUILD_PY][usize::from(mode / 8) % 3];
             let text = mutate(base, rest, REGION_SNIPPETS);
             for id in REGION_IDS {
                 check_region(&text, id);
             }
+        }
+        // Render and plan: an edited manifest against the real targets (LF or CRLF).
+        4 | 5 => {
+            let manifest = mutate(API_TOML, rest, MANIFEST_SNIPPETS);
+            check_plan(&manifest, &real_targets(mode % 8 == 5));
+        }
+        // The real manifest against an edited target (LF or CRLF).
+        _ => {
+            let mut files = real_targets(mode % 8 == 7);
+            let path = [
+                "docker/Dockerfile",
+                "docker/Dockerfile.rocm",
+                "docker/build.py",
+            ][usize::from(mode / 8) % 3];
+            let text = mutate(&files[path], rest, REGION_SNIPPETS);
+            files.insert(path.to_owned(), text);
+            check_plan(API_TOML, &files);
         }
     }
 }
@@ -340,5 +455,57 @@ pub fn check_value_structure(hostile: &str, twin: &str) -> Outcome {
             }
             Outcome::Parsed
         }
+    }
+}
+
+/// The hostile alphabet of the injection property; [`twin`] spells each of these `x`.
+pub const HOSTILE: &[char] = &[
+    '"', '\'', '$', '`', '\\', '\n', '\r', ' ', '\t', '#', '(', ')', ';', '|', '&', '{', '}', '<',
+    '>', '*', '\u{2028}', '\0',
+];
+
+/// The same text with every hostile character spelt `x`.
+pub fn twin(s: &str) -> String {
+    s.chars()
+        .map(|c| if HOSTILE.contains(&c) { 'x' } else { c })
+        .collect()
+}
+
+/// The `pick`-th basic string value of the real api.toml (`key = "..."`, also inside inline
+/// tables) replaced by `value`, escaped as TOML wants it.
+pub fn with_string_value(pick: usize, value: &str) -> Option<String> {
+    let spans: Vec<(usize, usize)> = API_TOML
+        .match_indices("= \"")
+        .filter_map(|(at, _)| {
+            let start = at + 3;
+            let len = API_TOML[start..].find('"')?;
+            Some((start, start + len))
+        })
+        .collect();
+    let &(start, end) = spans.get(pick % spans.len().max(1))?;
+    let mut escaped = String::new();
+    for c in value.chars() {
+        match c {
+            '"' => escaped.push_str("\\\""),
+            '\\' => escaped.push_str("\\\\"),
+            c if c.is_control() => escaped.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => escaped.push(c),
+        }
+    }
+    Some(format!(
+        "{}{escaped}{}",
+        &API_TOML[..start],
+        &API_TOML[end..]
+    ))
+}
+
+/// The fuzz input as one manifest value (the `pick`-th), beside its safe twin.
+pub fn check_value_bytes(pick: usize, data: &[u8]) {
+    let value = String::from_utf8_lossy(data);
+    if let (Some(hostile), Some(safe)) = (
+        with_string_value(pick, &value),
+        with_string_value(pick, &twin(&value)),
+    ) {
+        check_value_structure(&hostile, &safe);
     }
 }

@@ -4,8 +4,7 @@
 
 use super::model::{CoreSurface, FORMAT};
 use crate::source::LoadError;
-use mooncake_sos_codegen::model::RelPath;
-use mooncake_sos_codegen::sync::{Change, Status};
+use mooncake_sos_codegen::sync;
 use std::path::{Path, PathBuf};
 
 /// The records' directory, relative to the repository root.
@@ -71,14 +70,6 @@ pub fn drift(root: &Path, surface: &CoreSurface) -> Drift {
     match std::fs::read_to_string(root.join(&rel)) {
         Err(_) => Drift::Missing,
         Ok(old) if old == fresh => Drift::Current,
-        Ok(old) => Drift::Differs(
-            Change {
-                path: RelPath::new(&rel).expect("a relative path under cores/"),
-                status: Status::Stale,
-                old: Some(old),
-                new: Some(fresh),
-            }
-            .diff(),
-        ),
+        Ok(old) => Drift::Differs(sync::unified_diff(&rel, &old, &fresh)),
     }
 }

@@ -172,10 +172,12 @@ pub struct Surface {
     pub uses: Vec<Use>,
 }
 
-/// Parses `source` and derives its surface; a syntax error is a located [`LoadError`].
+/// Parses `source` (nesting bounded: [`crate::nesting`]) and derives its surface; a syntax
+/// error is a located [`LoadError`].
 pub fn derive(source: &ModuleSource, config: &SurfaceConfig) -> Result<Surface, LoadError> {
-    let parsed = crate::extract::parse(source)?;
-    Ok(derive_parsed(parsed.suite(), source, config))
+    crate::nesting::with_parsed(source, |parsed| {
+        derive_parsed(parsed.suite(), source, config)
+    })
 }
 
 /// [`derive`] over a module already parsed (`body` is `source`'s).

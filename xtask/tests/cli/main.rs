@@ -5,11 +5,15 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod all_or_nothing;
 mod bump;
 mod checkouts;
 mod core_bad_input;
 mod core_surface;
+mod hostile_inputs;
 mod layering;
+mod leftover_regions;
+mod line_endings;
 mod manifest_lock;
 mod matrix;
 mod regen;

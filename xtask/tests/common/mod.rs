@@ -86,11 +86,13 @@ impl RegenIn for Sandbox {
     }
 }
 
-/// `.NAME.regen-PID.tmp`: the staging file `sync::write_atomic` renames over NAME.
+/// `.NAME.regen-PID.tmp` (the staging file regen renames over NAME) or
+/// `.NAME.regen-PID.old.tmp` (the backup link it undoes a failed regen from).
 pub fn is_regen_temp(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     name.strip_prefix('.')
         .and_then(|n| n.strip_suffix(".tmp"))
+        .map(|n| n.strip_suffix(".old").unwrap_or(n))
         .and_then(|n| n.rsplit_once(".regen-"))
         .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -3,6 +3,7 @@
 use super::Validator;
 use crate::diag::Diagnostic;
 use crate::model::names;
+use crate::model::python;
 use crate::model::values::*;
 use crate::model::*;
 use crate::parse::{RawParam, RawSymbol, S};
@@ -109,7 +110,7 @@ impl Validator<'_> {
                             name,
                             staticmethod: m.staticmethod.as_ref().is_some_and(|s| *s.get_ref()),
                             params: self.params(&m.params, false),
-                            returns: m.returns.as_ref().map(|x| x.get_ref().clone()),
+                            returns: self.value_type(m.returns.as_ref()),
                         }
                     })
                     .collect();
@@ -120,7 +121,7 @@ impl Validator<'_> {
             }
             "function" => SymbolKind::Function {
                 params: params(self, &r.params, false),
-                returns: r.returns.as_ref().map(|x| x.get_ref().clone()),
+                returns: self.value_type(r.returns.as_ref()),
             },
             _ => {
                 let target = match &r.target {
@@ -137,7 +138,7 @@ impl Validator<'_> {
                 SymbolKind::Alias {
                     target,
                     params: params(self, &r.params, false),
-                    returns: r.returns.as_ref().map(|x| x.get_ref().clone()),
+                    returns: self.value_type(r.returns.as_ref()),
                 }
             }
         })
@@ -178,11 +179,13 @@ impl Validator<'_> {
                 }
             };
             let default = match (&r.default, &r.default_factory) {
-                (Some(d), None) => Some(DefaultValue::Expr(self.text(
-                    d,
-                    |e| !e.trim().is_empty(),
-                    "default (an empty expression)",
-                ))),
+                (Some(d), None) => match python::parse_expr(d.get_ref()) {
+                    Ok(e) => Some(DefaultValue::Expr(e)),
+                    Err(why) => {
+                        self.error(d, format!("invalid default {:?}: {why}", d.get_ref()));
+                        None
+                    }
+                },
                 (None, Some(f)) if fields => Some(DefaultValue::Factory(self.text(
                     f,
                     is_dotted_name,
@@ -226,6 +229,7 @@ impl Validator<'_> {
             out.push(Param {
                 name,
                 kind,
+                value_type: self.value_type(r.annotation.as_ref()),
                 annotation,
                 default,
                 rust,
@@ -235,35 +239,40 @@ impl Validator<'_> {
     }
 
     /// A dataclass field becomes a Rust struct field: its type and default need a Rust form
-    /// (the bindings renderer's `field_type` and `default_value` accept exactly these).
+    /// (the bindings renderer's field types and default values accept exactly these).
     fn dataclass_field_binding(&mut self, r: &RawParam, default: &Option<DefaultValue>) {
         if let Some(a) = &r.annotation {
-            let t = a.get_ref().as_str();
-            if !(["str", "bool", "int", "float", "Any"].contains(&t) || t.starts_with("dict[str")) {
+            // `Any` is an object the bindings carry as JSON; other objects have no Rust form.
+            let bound = match python::value_type(Some(a.get_ref())) {
+                Ok(ValueType::Str | ValueType::Bool | ValueType::Int | ValueType::Float) => true,
+                Ok(ValueType::StrDict) => true,
+                Ok(ValueType::Object) => a.get_ref().trim() == "Any",
+                _ => false,
+            };
+            if !bound {
                 self.error(
                     a,
                     format!(
-                        "dataclass field type {t:?} has no Rust binding: expected str, bool, \
-                         int, float, Any or dict[str, ...]"
+                        "dataclass field type {:?} has no Rust binding: expected str, bool, \
+                         int, float, Any or dict[str, ...]",
+                        a.get_ref()
                     ),
                 );
             }
         }
-        let quoted = |e: &str| {
-            e.len() >= 2
-                && ['\'', '"']
-                    .iter()
-                    .any(|&q| e.starts_with(q) && e.ends_with(q))
-        };
         match (default, &r.default, &r.default_factory) {
             (Some(DefaultValue::Expr(e)), Some(d), _)
-                if !(e == "True" || e == "False" || e.parse::<i64>().is_ok() || quoted(e)) =>
+                if !matches!(
+                    e.literal,
+                    Some(PyLiteral::Bool(_) | PyLiteral::Int(_) | PyLiteral::Str(_))
+                ) =>
             {
                 self.error(
                     d,
                     format!(
-                        "dataclass field default {e:?} has no Rust value: expected True, \
-                         False, an integer or a quoted string"
+                        "dataclass field default {:?} has no Rust value: expected True, \
+                         False, an integer or a string",
+                        e.text
                     ),
                 );
             }
@@ -275,6 +284,18 @@ impl Validator<'_> {
             }
             _ => {}
         }
+    }
+
+    /// The type an annotation (`type` or `returns`) names; a located error when it is not a
+    /// Python expression.
+    fn value_type(&mut self, annotation: Option<&S<String>>) -> ValueType {
+        let Some(a) = annotation else {
+            return ValueType::Object;
+        };
+        python::value_type(Some(a.get_ref())).unwrap_or_else(|why| {
+            self.error(a, format!("invalid annotation {:?}: {why}", a.get_ref()));
+            ValueType::Object
+        })
     }
 
     /// `optional`: the parameter can be left out and passed by keyword, so it can be an

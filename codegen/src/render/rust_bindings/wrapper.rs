@@ -3,7 +3,9 @@
 //! argument building, error context and the master's liveness.
 
 use super::{doc, ident};
-use crate::model::{Api, DefaultValue, Method, Param, ParamKind, RustType, SymbolKind};
+use crate::model::{
+    Api, DefaultValue, Method, Param, ParamKind, PyLiteral, RustType, SymbolKind, ValueType,
+};
 use crate::render::RenderError;
 use heck::ToUpperCamelCase;
 use proc_macro2::TokenStream;
@@ -18,47 +20,44 @@ pub(super) fn tokens(api: &Api) -> Result<TokenStream, RenderError> {
             SymbolKind::Function { params, returns }
             | SymbolKind::Alias {
                 params, returns, ..
-            } => function(&symbol.name, params, returns.as_deref()),
+            } => function(&symbol.name, params, *returns),
         });
     }
     Ok(quote! { #(#out)* })
 }
 
-/// The Rust type of a dataclass field, from its Python annotation.
+/// The Rust type of a dataclass field (validation admits only these).
 fn field_type(p: &Param) -> Result<TokenStream, RenderError> {
-    let ann = p.annotation.as_deref().unwrap_or("Any");
-    Ok(match ann {
-        "str" => quote! { String },
-        "bool" => quote! { bool },
-        "int" => quote! { i64 },
-        "float" => quote! { f64 },
-        a if a.starts_with("dict[str") => quote! { BTreeMap<String, rt::serde_json::Value> },
-        "Any" => quote! { rt::serde_json::Value },
+    Ok(match p.value_type {
+        ValueType::Str => quote! { String },
+        ValueType::Bool => quote! { bool },
+        ValueType::Int => quote! { i64 },
+        ValueType::Float => quote! { f64 },
+        ValueType::StrDict => quote! { BTreeMap<String, rt::serde_json::Value> },
+        ValueType::Object => quote! { rt::serde_json::Value },
         other => {
             return Err(RenderError(format!(
-                "dataclass field {}: no Rust type for annotation {other:?}",
+                "dataclass field {}: no Rust type for {other:?}",
                 p.name
             )));
         }
     })
 }
 
-/// The Rust value of a Python default expression, for the dataclass constructor.
+/// The Rust value of a dataclass field's default (validation admits only these).
 fn default_value(p: &Param) -> Result<TokenStream, RenderError> {
-    Ok(match &p.default {
-        Some(DefaultValue::Expr(e)) if e == "True" => quote! { true },
-        Some(DefaultValue::Expr(e)) if e == "False" => quote! { false },
-        Some(DefaultValue::Expr(e)) if e.parse::<i64>().is_ok() => {
-            let v = proc_macro2::Literal::i64_unsuffixed(e.parse().unwrap_or_default());
+    let literal = match &p.default {
+        Some(DefaultValue::Expr(e)) => e.literal.as_ref(),
+        Some(DefaultValue::Factory(f)) if f == "dict" => return Ok(quote! { BTreeMap::new() }),
+        _ => None,
+    };
+    Ok(match literal {
+        Some(PyLiteral::Bool(b)) => quote! { #b },
+        Some(PyLiteral::Int(i)) => {
+            let v = proc_macro2::Literal::i64_unsuffixed(*i);
             quote! { #v }
         }
-        Some(DefaultValue::Expr(e))
-            if e.len() >= 2 && (e.starts_with('\'') || e.starts_with('"')) =>
-        {
-            let s = &e[1..e.len() - 1];
-            quote! { #s.to_owned() }
-        }
-        Some(DefaultValue::Factory(f)) if f == "dict" => quote! { BTreeMap::new() },
+        Some(PyLiteral::Str(s)) => quote! { #s.to_owned() },
         other => {
             return Err(RenderError(format!(
                 "dataclass field {}: no Rust value for default {other:?}",
@@ -79,7 +78,7 @@ fn dataclass(name: &str, frozen: bool, fields: &[Param]) -> Result<TokenStream, 
     let mut args = Vec::new();
     let mut inits = Vec::new();
     for (f, (n, t)) in fields.iter().zip(names.iter().zip(&types)) {
-        if f.default.is_none() && f.annotation.as_deref() == Some("str") {
+        if f.default.is_none() && f.value_type == ValueType::Str {
             args.push(quote! { #n: impl Into<String> });
             inits.push(quote! { #n: #n.into() });
         } else if f.default.is_none() {
@@ -150,8 +149,9 @@ fn options(name: &syn::Ident, what: &str, params: &[&Param]) -> TokenStream {
             rust_type(p.rust.unwrap_or(RustType::String)),
         );
         let default = match &p.default {
-            Some(DefaultValue::Expr(e)) | Some(DefaultValue::Factory(e)) => {
-                format!(" `{}` (Python default: `{e}`).", p.name)
+            Some(DefaultValue::Expr(e)) => format!(" `{}` (Python default: `{e}`).", p.name),
+            Some(DefaultValue::Factory(f)) => {
+                format!(" `{}` (Python default: `{f}()`).", p.name)
             }
             None => format!(" `{}`.", p.name),
         };
@@ -196,14 +196,12 @@ fn keyword_options(params: &[Param]) -> Vec<&Param> {
     params.iter().filter(|p| p.rust.is_some()).collect()
 }
 
-/// (return type, the step that converts the call's result) for a Python return annotation.
-fn returns(ann: Option<&str>) -> (TokenStream, TokenStream) {
-    match ann {
-        Some("None") => (quote! { () }, quote! { .map(|_| ()) }),
-        Some("MooncakeDataProtoRef") => {
-            (quote! { DataProtoRef }, quote! { .map(DataProtoRef::from) })
-        }
-        Some(a) if a.starts_with("dict[str") => (
+/// (return type, the step that converts the call's result) for what a call returns.
+fn returns(ty: ValueType) -> (TokenStream, TokenStream) {
+    match ty {
+        ValueType::Nothing => (quote! { () }, quote! { .map(|_| ()) }),
+        ValueType::DataProtoRef => (quote! { DataProtoRef }, quote! { .map(DataProtoRef::from) }),
+        ValueType::StrDict => (
             quote! { rt::serde_json::Value },
             quote! { .and_then(|out| rt::py_to_json(&out)) },
         ),
@@ -213,9 +211,7 @@ fn returns(ann: Option<&str>) -> (TokenStream, TokenStream) {
 
 fn class(name: &str, init: &[Param], methods: &[Method]) -> TokenStream {
     let ty = format_ident!("{}", name);
-    let store_param = init
-        .iter()
-        .find(|p| p.annotation.as_deref() == Some("BundleStore"));
+    let store_param = init.iter().find(|p| p.value_type == ValueType::Store);
     let store_name = store_param.map(|p| p.name.as_str()).unwrap_or("store");
     let init_opts = keyword_options(init);
     let init_opts_ty = format_ident!("{}Options", name);
@@ -228,7 +224,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> TokenStream {
         let opts = keyword_options(&method.params);
         let opts_ty = format_ident!("{}Options", method.name.to_upper_camel_case());
         let args = positional(&method.params);
-        let (ret, convert) = returns(method.returns.as_deref());
+        let (ret, convert) = returns(method.returns);
         let key = method.name.as_str();
         let fn_name = ident(&method.name);
         let static_note = if method.staticmethod {
@@ -283,7 +279,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> TokenStream {
     quote! { #(#items)* }
 }
 
-fn function(name: &str, params: &[Param], ret: Option<&str>) -> TokenStream {
+fn function(name: &str, params: &[Param], ret: ValueType) -> TokenStream {
     let fn_name = ident(name);
     let args = positional(params);
     let (ret, convert) = returns(ret);

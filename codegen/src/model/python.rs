@@ -1,0 +1,136 @@
+//! Python text the manifest carries (default expressions, annotations), parsed once here with
+//! ruff's parser into typed values, so no renderer parses a string again: a validated model
+//! always renders.
+
+use ruff_python_ast::{Expr, Number};
+use serde::Serialize;
+
+/// A default expression as written upstream, and its value when it is a literal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PyExpr {
+    /// The expression's text, trimmed (what the shim compares and docs show).
+    pub text: String,
+    /// `Some` for `None`, `True`/`False`, an integer that fits i64, or a plain string.
+    pub literal: Option<PyLiteral>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum PyLiteral {
+    None,
+    Bool(bool),
+    Int(i64),
+    Str(String),
+}
+
+impl std::fmt::Display for PyExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Parses one Python expression; an error names what is wrong with it.
+pub fn parse_expr(text: &str) -> Result<PyExpr, String> {
+    let text = text.trim();
+    let parsed = ruff_python_parser::parse_expression(text)
+        .map_err(|e| format!("not a Python expression: {}", e.error))?;
+    let literal = match parsed.expr() {
+        Expr::NoneLiteral(_) => Some(PyLiteral::None),
+        Expr::BooleanLiteral(b) => Some(PyLiteral::Bool(b.value)),
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_i64().map(PyLiteral::Int),
+            _ => None,
+        },
+        Expr::StringLiteral(s) => Some(PyLiteral::Str(s.value.to_str().to_owned())),
+        _ => None,
+    };
+    Ok(PyExpr {
+        text: text.to_owned(),
+        literal,
+    })
+}
+
+/// What an annotation tells the bindings about a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ValueType {
+    Str,
+    Bool,
+    Int,
+    Float,
+    /// `dict[str, ...]`: a JSON object.
+    StrDict,
+    /// `None`, as a return annotation.
+    Nothing,
+    /// `BundleStore`: the store object the transfer writes through.
+    Store,
+    /// `MooncakeDataProtoRef`: a ref the module returns and takes back.
+    DataProtoRef,
+    /// `Any`, no annotation, or any other type: a Python object.
+    Object,
+}
+
+/// The type an annotation names; an error when it is not a Python expression.
+pub fn value_type(annotation: Option<&str>) -> Result<ValueType, String> {
+    let Some(text) = annotation else {
+        return Ok(ValueType::Object);
+    };
+    let parsed = ruff_python_parser::parse_expression(text.trim())
+        .map_err(|e| format!("not a Python annotation: {}", e.error))?;
+    let name = |e: &Expr| match e {
+        Expr::Name(n) => Some(n.id.to_string()),
+        _ => None,
+    };
+    Ok(match parsed.expr() {
+        Expr::NoneLiteral(_) => ValueType::Nothing,
+        Expr::Subscript(s) if name(&s.value).as_deref() == Some("dict") => {
+            let key = match &*s.slice {
+                Expr::Tuple(t) => t.elts.first().and_then(name),
+                other => name(other),
+            };
+            if key.as_deref() == Some("str") {
+                ValueType::StrDict
+            } else {
+                ValueType::Object
+            }
+        }
+        e => match name(e).as_deref() {
+            Some("str") => ValueType::Str,
+            Some("bool") => ValueType::Bool,
+            Some("int") => ValueType::Int,
+            Some("float") => ValueType::Float,
+            Some("BundleStore") => ValueType::Store,
+            Some("MooncakeDataProtoRef") => ValueType::DataProtoRef,
+            _ => ValueType::Object,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_values_not_text() {
+        let lit = |t: &str| parse_expr(t).unwrap().literal;
+        assert_eq!(lit("'bundle'"), Some(PyLiteral::Str("bundle".into())));
+        assert_eq!(lit(r#"'it\'s'"#), Some(PyLiteral::Str("it's".into())));
+        assert_eq!(lit("True"), Some(PyLiteral::Bool(true)));
+        assert_eq!(lit(" 42 "), Some(PyLiteral::Int(42)));
+        assert_eq!(lit("None"), Some(PyLiteral::None));
+        assert_eq!(lit("DEFAULT_BUNDLE_CHUNK_BYTES"), None);
+        assert_eq!(lit("64 * 1024**2"), None);
+        for bad in ["'a", "a b", "", "x = 1", "'''a"] {
+            assert!(parse_expr(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn annotations_name_types() {
+        assert_eq!(value_type(Some("dict[str, Any]")), Ok(ValueType::StrDict));
+        assert_eq!(value_type(Some("dict[int, str]")), Ok(ValueType::Object));
+        assert_eq!(value_type(Some("None")), Ok(ValueType::Nothing));
+        assert_eq!(value_type(Some("str")), Ok(ValueType::Str));
+        assert_eq!(value_type(Some("Mapping[str, Any]")), Ok(ValueType::Object));
+        assert_eq!(value_type(None), Ok(ValueType::Object));
+        assert!(value_type(Some("dict[str")).is_err());
+    }
+}

@@ -1,0 +1,289 @@
+//! Writing a plan all or nothing. Every new file is first staged beside its target and every
+//! file about to be replaced or removed is hard-linked to a backup beside it; only then are
+//! the staged files renamed into place, one by one. If a rename fails, the renames already
+//! done are undone from the backups, so the tree is as it was; a failure while staging
+//! changes nothing at all. A SIGKILL can still stop it between two renames: each file is then
+//! whole (old or new), `regen --check` says which are stale, and the next regen finishes.
+
+use super::{Change, Status};
+use std::fs::{File, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// One file of the transaction.
+struct Step<'a> {
+    change: &'a Change,
+    /// The new contents, written and synced; `None` for a removal.
+    staged: Option<PathBuf>,
+    /// A hard link to the file being replaced or removed; `None` when it does not exist yet.
+    backup: Option<PathBuf>,
+}
+
+/// Applies `changes`, all or none; `rename` is `std::fs::rename` (a test makes it fail).
+pub(super) fn transact(
+    changes: &[Change],
+    mut rename: impl FnMut(&Path, &Path) -> io::Result<()>,
+) -> io::Result<()> {
+    for c in changes {
+        remove_staging_files(&c.target);
+    }
+    let todo: Vec<&Change> = changes
+        .iter()
+        .filter(|c| c.status != Status::Unchanged)
+        .collect();
+    for c in &todo {
+        preflight(c)?;
+    }
+    let mut created_dirs = Vec::new();
+    let mut steps = Vec::new();
+    for c in &todo {
+        match stage(c, &mut created_dirs) {
+            Ok(step) => steps.push(step),
+            Err(e) => {
+                discard(&steps);
+                remove_dirs(&created_dirs);
+                return Err(e);
+            }
+        }
+    }
+    // The manifest moves first: if the process is killed half-way, the manifest is the new
+    // one and `regen` completes the rest, rather than reverting outputs to the old manifest.
+    steps.sort_by_key(|s| !s.change.manifest);
+    for (done, step) in steps.iter().enumerate() {
+        let target = &step.change.target;
+        let result = match &step.staged {
+            Some(staged) => rename(staged, target),
+            // A removal: the backup link keeps the file for an undo.
+            None => std::fs::remove_file(target),
+        };
+        if let Err(e) = result {
+            let path = &step.change.path;
+            let undone = undo(&steps[..done], &mut rename);
+            discard(&steps[done..]);
+            let message = match undone {
+                Ok(()) => {
+                    discard(&steps[..done]);
+                    remove_dirs(&created_dirs);
+                    format!("cannot write {path}: {e}; nothing was changed")
+                }
+                // The backups of what could not be restored stay, and the message names them.
+                Err(u) => format!("cannot write {path}: {e}; and then {u}"),
+            };
+            return Err(io::Error::new(e.kind(), message));
+        }
+    }
+    discard(&steps);
+    for dir in touched_dirs(&steps) {
+        // Make the renames durable; a directory that cannot be synced is not an error.
+        let _ = File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+/// Refuses what must not be replaced, before anything is written.
+fn preflight(c: &Change) -> io::Result<()> {
+    let path = &c.path;
+    let meta = match std::fs::symlink_metadata(&c.target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{path}: {e}"))),
+    };
+    let changed = || {
+        io::Error::other(format!(
+            "{path} changed since regen read it; nothing was written, run regen again"
+        ))
+    };
+    match (meta, &c.old) {
+        (None, None) => Ok(()),
+        (None, Some(_)) | (Some(_), None) => Err(changed()),
+        (Some(meta), Some(old)) => {
+            if !meta.is_file() {
+                return Err(changed());
+            }
+            // Root may rename over a read-only file; the mode says the owner wants it kept.
+            if meta.permissions().mode() & 0o222 == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{path} is read-only (mode {:o}); regen does not replace it: make it \
+                         writable (chmod u+w {path}) and run regen again",
+                        meta.permissions().mode() & 0o7777
+                    ),
+                ));
+            }
+            let now = crate::input::read_text(&c.target, crate::input::MAX_TEXT_BYTES);
+            if now.ok().as_deref() != Some(old.as_str()) {
+                return Err(changed());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Writes the staging file and the backup link of one change.
+fn stage<'a>(c: &'a Change, created_dirs: &mut Vec<PathBuf>) -> io::Result<Step<'a>> {
+    let target = &c.target;
+    let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", c.path));
+    let mut step = Step {
+        change: c,
+        staged: None,
+        backup: None,
+    };
+    let result = (|| {
+        if let Some(dir) = target.parent() {
+            create_dirs(dir, created_dirs)?;
+        }
+        let mode = std::fs::metadata(target).ok().map(|m| m.permissions());
+        if c.old.is_some() {
+            let backup = sibling(target, "old.tmp");
+            let _ = std::fs::remove_file(&backup);
+            std::fs::hard_link(target, &backup)?;
+            step.backup = Some(backup);
+        }
+        if let Some(contents) = &c.new {
+            let staged = sibling(target, "tmp");
+            step.staged = Some(staged.clone());
+            write_synced(&staged, contents.as_bytes(), mode)?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(step),
+        Err(e) => {
+            discard(std::slice::from_ref(&step));
+            Err(with_path(e))
+        }
+    }
+}
+
+/// Puts back what the first steps did, last first.
+fn undo(
+    done: &[Step],
+    rename: &mut impl FnMut(&Path, &Path) -> io::Result<()>,
+) -> Result<(), String> {
+    for step in done.iter().rev() {
+        let target = &step.change.target;
+        let result = match &step.backup {
+            Some(backup) => rename(backup, target),
+            None => std::fs::remove_file(target),
+        };
+        if let Err(e) = result {
+            let kept = step.backup.as_ref().map_or(String::new(), |b| {
+                format!(" (its old contents are in {})", b.display())
+            });
+            return Err(format!(
+                "restoring {} failed too: {e}; it may be new{kept}",
+                step.change.path
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Removes the staging files and backups of `steps` (those already renamed are gone).
+fn discard(steps: &[Step]) {
+    for path in steps.iter().flat_map(|s| [&s.staged, &s.backup]).flatten() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+fn touched_dirs<'a>(steps: &'a [Step]) -> Vec<&'a Path> {
+    let mut dirs: Vec<&Path> = steps
+        .iter()
+        .filter_map(|s| s.change.target.parent())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// `create_dir_all`, recording each directory it made, so that a failure can remove them.
+fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        create_dirs(parent, created)?;
+    }
+    std::fs::create_dir(dir)?;
+    created.push(dir.to_owned());
+    Ok(())
+}
+
+fn remove_dirs(created: &[PathBuf]) {
+    for dir in created.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// `.NAME.regen-PID.SUFFIX` beside `path`.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    path.with_file_name(format!(
+        "{}{}.{suffix}",
+        staging_prefix(name),
+        std::process::id()
+    ))
+}
+
+fn write_synced(path: &Path, contents: &[u8], mode: Option<Permissions>) -> io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    f.write_all(contents)?;
+    // Keep the mode of the file being replaced (docker/build.py is executable).
+    if let Some(mode) = mode {
+        f.set_permissions(mode)?;
+    }
+    f.sync_all()
+}
+
+/// `.NAME.regen-PID.tmp` (staging) and `.NAME.regen-PID.old.tmp` (backup) beside NAME.
+fn staging_prefix(name: &str) -> String {
+    format!(".{name}.regen-")
+}
+
+/// A file a regen stages or backs up beside an output; one is left behind when regen is
+/// killed before it cleans up. Not an output: `--check` and the orphan scan skip it.
+pub fn is_staging_file(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".regen-")
+}
+
+/// Removes the staging files a killed regen left beside `path`. The caller holds the
+/// manifest's lock, so no live regen of the same manifest is writing them.
+fn remove_staging_files(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let prefix = staging_prefix(name);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        if file.starts_with(&prefix) && file.ends_with(".tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Replaces one file atomically (a staging file beside it, fsync, rename; its mode kept), so
+/// a reader sees the old or the new bytes. For a single file outside a plan.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&dir)?;
+    let tmp = sibling(path, "tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let result = write_synced(&tmp, contents, mode).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

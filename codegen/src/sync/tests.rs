@@ -1,0 +1,182 @@
+//! All or nothing, at every point a write can fail: a plan of every kind of change (the
+//! manifest, stale files, regions, a file in a directory that does not exist yet, an orphan)
+//! is applied with the N-th rename failing, for every N; the tree must be as it was, byte
+//! for byte and mode for mode, with no staging file and no new directory left.
+
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// Every file and directory under `root`: path → (bytes, mode); directories with no bytes.
+fn snapshot(root: &Path) -> BTreeMap<String, (Option<Vec<u8>>, u32)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Option<Vec<u8>>, u32)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let mode = meta.permissions().mode();
+            if meta.is_dir() {
+                out.insert(rel, (None, mode));
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, (Some(std::fs::read(&p).unwrap()), mode));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// A repository with api.toml and docker/, whose generated/ holds one stale output, an
+/// orphan, and lacks generated/src/ entirely; build.py is executable.
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::copy(format!("{REPO}/api.toml"), root.join("api.toml")).unwrap();
+    std::fs::create_dir_all(root.join("docker")).unwrap();
+    std::fs::create_dir_all(root.join("generated/python")).unwrap();
+    for f in ["Dockerfile", "Dockerfile.rocm", "build.py"] {
+        std::fs::copy(format!("{REPO}/docker/{f}"), root.join("docker").join(f)).unwrap();
+    }
+    std::fs::set_permissions(
+        root.join("docker/build.py"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(root.join("generated/python/mooncake_sos.py"), "stale\n").unwrap();
+    let orphan = format!("# {}\n", crate::render::HEADER);
+    std::fs::write(root.join("generated/python/gone.py"), orphan).unwrap();
+    dir
+}
+
+/// api.toml with another pin and base tag: the manifest, the shim, the bindings and every
+/// region change.
+fn edited_manifest(root: &Path) -> Source {
+    let text = std::fs::read_to_string(root.join("api.toml")).unwrap();
+    let text = text
+        .replace(
+            "4dbe5a4c194669850e9abad61172e9878b245b15",
+            "5dbe5a4c194669850e9abad61172e9878b245b15",
+        )
+        .replace("\"v0.5.16-cu130\"", "\"v0.5.17-cu130\"")
+        .replace("-20260730\"", "-20260731\"");
+    Source::new(root.join("api.toml").display().to_string(), text)
+}
+
+#[test]
+fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
+    let probe = fixture();
+    let changes = plan_manifest_edit(probe.path(), &edited_manifest(probe.path()), false).unwrap();
+    let kinds: BTreeSet<&str> = changes.iter().map(|c| c.status.label()).collect();
+    assert_eq!(
+        kinds,
+        ["missing", "orphaned", "stale"].into_iter().collect(),
+        "the plan must hold every kind of write"
+    );
+    let renames = changes
+        .iter()
+        .filter(|c| c.status != Status::Unchanged && c.new.is_some())
+        .count();
+    assert!(renames >= 8, "{renames} renames");
+    for fail_at in 0..renames {
+        let repo = fixture();
+        let root = repo.path();
+        let before = snapshot(root);
+        let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
+        let mut calls = 0;
+        let err = commit::transact(&changes, |from, to| {
+            calls += 1;
+            if calls == fail_at + 1 {
+                return Err(io::Error::other("injected"));
+            }
+            std::fs::rename(from, to)
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("injected; nothing was changed"),
+            "rename {fail_at}: {err}"
+        );
+        assert_eq!(
+            snapshot(root),
+            before,
+            "rename {fail_at} failed: the tree changed"
+        );
+    }
+    // And with no failure, every file is new, build.py still executable, nothing left over.
+    let repo = fixture();
+    let root = repo.path();
+    let edited = edited_manifest(root);
+    let changes = plan_manifest_edit(root, &edited, false).unwrap();
+    commit::transact(&changes, |from, to| std::fs::rename(from, to)).unwrap();
+    let after = snapshot(root);
+    assert_eq!(after["api.toml"].0.as_deref(), Some(edited.text.as_bytes()));
+    assert_eq!(after["docker/build.py"].1 & 0o777, 0o755);
+    assert!(!after.contains_key("generated/python/gone.py"));
+    assert!(
+        after
+            .keys()
+            .all(|k| !is_staging_file(k.rsplit('/').next().unwrap()))
+    );
+    let again = plan_manifest_edit(root, &edited, false).unwrap();
+    assert!(
+        again.iter().all(|c| c.status == Status::Unchanged),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn a_failed_undo_says_where_the_old_file_is() {
+    let repo = fixture();
+    let root = repo.path();
+    let old_manifest = std::fs::read(root.join("api.toml")).unwrap();
+    let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
+    let mut calls = 0;
+    // The second rename fails, and so does putting the first (the manifest) back.
+    let err = commit::transact(&changes, |from, to| {
+        calls += 1;
+        match calls {
+            2 | 3 => Err(io::Error::other(format!("injected {calls}"))),
+            _ => std::fs::rename(from, to),
+        }
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("injected 2"), "{err}");
+    assert!(
+        err.contains("restoring api.toml failed too: injected 3"),
+        "{err}"
+    );
+    let backup = err
+        .split("its old contents are in ")
+        .nth(1)
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("no backup named: {err}"));
+    assert_eq!(std::fs::read(backup).unwrap(), old_manifest);
+}
+
+/// A manifest edit whose regen cannot succeed writes nothing, the manifest included: a
+/// hand-edited region is refused by the plan, a read-only output by the write.
+#[test]
+fn a_manifest_edit_is_written_only_with_its_outputs() {
+    let repo = fixture();
+    let root = repo.path();
+    let path = root.join("docker/Dockerfile");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("ARG ", "ARG  ", 1)).unwrap();
+    let before = snapshot(root);
+    let err = plan_manifest_edit(root, &edited_manifest(root), false).unwrap_err();
+    assert!(err.to_string().contains("edited by hand"), "{err}");
+    assert_eq!(snapshot(root), before);
+
+    let repo = fixture();
+    let root = repo.path();
+    let shim = root.join("generated/python/mooncake_sos.py");
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(root);
+    let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
+    let err = apply(root, &changes).unwrap_err();
+    assert!(err.to_string().contains("is read-only"), "{err}");
+    assert_eq!(snapshot(root), before);
+}
