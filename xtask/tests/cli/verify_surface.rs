@@ -299,7 +299,7 @@ fn a_module_that_is_not_python_is_a_located_error() {
         ),
         (
             vec!["verify", "--module", s, "--surface"],
-            format!("{s}: error: not UTF-8 text"),
+            format!("{s}:1:9: error: cannot read the module: not UTF-8: invalid byte at line 1"),
         ),
     ] {
         let run = xtask(&args);
