@@ -2,32 +2,24 @@
 //! 0.3.13.post1 module overlaid on an installed wheel, a put through MooncakeBundleTransfer
 //! against that wheel's own mooncake_master (client and master from one release).
 //!
-//! The table, from the cores' read surfaces and the module's uses (api.toml's [[native]] plus
-//! the hand-written `ReplicateConfig.group_ids` write), predicts: the 0.3.11.post1 core lacks
-//! `ReplicateConfig.group_ids`; the 0.3.12.post1 core serves the module. The runs agree.
+//! The table, from the cores' read surfaces and the module's uses (derived from its source,
+//! statically), predicts: the 0.3.11.post1 core lacks `ReplicateConfig.group_ids`, written at
+//! the module's line that sets it on every put; the 0.3.12.post1 core serves the module. The
+//! runs agree.
 
 use mooncake_sos_codegen::load_str;
 use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
 use mooncake_sos_tests::process::run_logged;
 use mooncake_sos_tests::{Master, SETUP_HINT, TestEnv, repo_root};
-use mooncake_sos_upstream::core::needs::{On, Requirement, Usage, Verdict, Why, from_manifest};
+use mooncake_sos_upstream::core::needs::{On, Usage, Verdict, Why};
 use mooncake_sos_upstream::core::table::{ModuleNeeds, build};
+use mooncake_sos_upstream::source::ModuleSource;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 const MODULE: &str = "mooncake/structured_object_store.py";
 const PUT_SCRIPT: &str = include_str!("support/core_pairing.py");
-
-/// The 0.3.13.post1 module's write of `ReplicateConfig.group_ids` (upstream #3133).
-fn group_ids_write() -> Requirement {
-    Requirement {
-        object: "ReplicateConfig.group_ids".into(),
-        usage: Usage::Write { on: On::Instance },
-        required: true,
-        origin: "structured_object_store.py 0.3.13.post1 (hand-written, upstream #3133)".into(),
-    }
-}
 
 /// A reader sharing `cargo xtask core`'s cache (`target/mooncake-sos/cores`).
 fn reader() -> mooncake_sos_upstream::core::Reader {
@@ -40,16 +32,19 @@ fn reader() -> mooncake_sos_upstream::core::Reader {
     }
 }
 
-/// The table's cell for the 0.3.13.post1 module over the core of `core_version`.
+/// The 0.3.13.post1 module, as the wheel ships it.
+fn module_0_3_13() -> ModuleSource {
+    ModuleSource::read_wheel(&wheel("0.3.13.post1"), "mooncake.structured_object_store")
+        .unwrap_or_else(|e| panic!("{e} ({SETUP_HINT})"))
+}
+
+/// The table's cell for the 0.3.13.post1 module over the core of `core_version`: the row is
+/// the module's own uses, derived from its source.
 fn predicted(core_version: &str) -> Verdict {
     let text = std::fs::read_to_string(repo_root().join("api.toml")).unwrap();
     let api = load_str("api.toml", text.as_str()).unwrap_or_else(|d| panic!("{d}"));
-    let mut needs = from_manifest(&api.native);
-    needs.push(group_ids_write());
-    let row = ModuleNeeds {
-        label: "0.3.13.post1 module".into(),
-        needs,
-    };
+    let row = ModuleNeeds::from_source(&api, &module_0_3_13(), "0.3.13.post1 module".into())
+        .unwrap_or_else(|e| panic!("{e}"));
     let whl = wheel(core_version);
     let core = reader()
         .read(&whl, &api.upstream.native_module)
@@ -106,13 +101,28 @@ fn module_0_3_13_over_the_0_3_11_core_fails_at_the_first_put_on_group_ids_as_the
     assert!(!verdict.compatible, "{verdict:?}");
     let first = verdict.first_missing().unwrap();
     assert_eq!(first.requirement.object, "ReplicateConfig.group_ids");
+    assert_eq!(first.requirement.usage, Usage::Write { on: On::Instance });
+    assert!(first.requirement.required);
     assert_eq!(
         first.why,
         Why::Absent {
             missing: "ReplicateConfig.group_ids".into()
         }
     );
-    // The manifest's own needs are all served: group_ids is the one difference.
+    // At the line that writes it on every put.
+    let module = module_0_3_13();
+    let line = module
+        .text
+        .lines()
+        .position(|l| l == "    grouped_config.group_ids = [group_id]")
+        .unwrap()
+        + 1;
+    assert_eq!(
+        first.requirement.origin,
+        format!("{}:{line}", module.display)
+    );
+    // Everything else the module needs unguarded, the old core serves: group_ids is the one
+    // difference (what it only probes, it does without).
     assert_eq!(verdict.missing.len(), 1, "{verdict:?}");
 
     let (code, log) = put_with_module_0_3_13_over("0.3.11.post1");

@@ -7,14 +7,20 @@
 //!   the [`model::CoreSurface`] by the wheel's sha256;
 //! - [`needs`] checks a module's uses (object path, call / read / write / construct,
 //!   required or probed) against a surface into a verdict with the first missing use;
-//! - [`table`] is modules × cores; [`record`] keeps image cores' surfaces in `cores/`.
+//! - [`uses`] maps a module's derived surface to those uses;
+//! - [`table`] is modules × cores; [`record`] keeps image cores' surfaces in `cores/`;
+//! - [`images`] checks a module against each image: its core's record, and the modules of the
+//!   package the image has.
 
+mod fit;
+pub mod images;
 pub mod model;
 pub mod needs;
 pub mod read;
 pub mod record;
 mod run;
 pub mod table;
+pub mod uses;
 pub mod wheel;
 
 pub use model::CoreSurface;

@@ -1,12 +1,15 @@
 //! `cargo xtask bump --commit SHA (--module FILE | --fetch)`: moves the upstream pin, but only
-//! to a module that carries the whole declared API; then regenerates every output.
+//! to a module that carries the whole declared API and that every image can serve (its core,
+//! its package's modules); then regenerates every output.
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::FetchArgs;
+use mooncake_sos_codegen::model::Api;
 use mooncake_sos_codegen::model::values::is_hex;
+use mooncake_sos_upstream::fetch::{Fetch, Limits, get};
 use mooncake_sos_upstream::pin;
-use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -40,10 +43,11 @@ pub fn run(args: &Args) -> Result {
         Some(path) => ModuleSource::read_module(path),
         None => {
             let fetch = args.fetch_args.fetcher(&manifest);
+            fetch_file_set(&fetch, api, commit)?;
             fetch.module(&api.upstream, commit, None)
         }
     }?;
-    let checked = crate::upstream::check(api, &source, false)?;
+    let checked = crate::upstream::check(&manifest, &source, false)?;
     checked.print();
     if !checked.ok() {
         println!(
@@ -61,4 +65,24 @@ pub fn run(args: &Args) -> Result {
         &source.sha256[..12]
     );
     Ok(outcome)
+}
+
+/// With `--fetch`: every `[[upstream.file]]` at the new commit must have the sha256 api.toml
+/// declares (the file set is declared for the commit bump moves to); the image layer checks
+/// the same hashes when it downloads them.
+fn fetch_file_set(fetch: &Fetch, api: &Api, commit: &str) -> Result<()> {
+    for file in &api.upstream.files {
+        let base = fetch.base_url.trim_end_matches('/');
+        let url = format!("{base}/{}/{commit}/{}", api.upstream.repo, file.path);
+        let bytes =
+            get(&url, Limits::default()).map_err(|e| BadInput(format!("{url}: error: {e}")))?;
+        let found = sha256_hex(&bytes);
+        if found != file.sha256 {
+            return Err(BadInput(format!(
+                "{url}: error: sha256 is {found}, expected {} ([[upstream.file]] {} in api.toml)",
+                file.sha256, file.path
+            )));
+        }
+    }
+    Ok(())
 }

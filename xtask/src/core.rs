@@ -6,6 +6,7 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::Reading;
 use mooncake_sos_codegen::model::Api;
+use mooncake_sos_upstream::core::images::{self, Unread};
 use mooncake_sos_upstream::core::needs::{from_manifest, serve};
 use mooncake_sos_upstream::core::read::Origin;
 use mooncake_sos_upstream::core::record::{self, Drift};
@@ -28,8 +29,8 @@ pub struct Args {
     /// Compare each surface with its record; exit 1 with a diff on any difference.
     #[arg(long)]
     check: bool,
-    /// Check every overlay image's recorded core against api.toml's [[native]] needs,
-    /// offline; exit 1 when one is not served or not recorded.
+    /// Check every image's recorded core against api.toml's [[native]] needs, offline; exit 1
+    /// when one is not served or not recorded.
     #[arg(long)]
     images: bool,
     #[command(flatten)]
@@ -138,28 +139,26 @@ fn summary(api: &Api, wheel: &Path, surface: &CoreSurface, origin: Origin) -> St
     )
 }
 
-/// One line per overlay image; `false` when any image's core is unrecorded or misses a need.
+/// One line per image; `false` when any image's core is unrecorded or misses a need.
 fn images(api: &Api, root: &Path) -> Result<bool> {
     let needs = from_manifest(&api.native);
     let mut ok = true;
-    for image in record::image_cores(root, api) {
-        let rel = record::relative_path(&image.package, &image.version);
-        match image.record {
-            Some(Ok(surface)) => {
-                let verdict = serve(&surface, &needs);
+    for (image, side) in images::load(root, api) {
+        match side {
+            Ok(side) => {
+                let (core, rel) = (&side.core, &side.record);
+                let verdict = serve(core, &needs);
                 if verdict.compatible {
                     println!(
-                        "image {}: core {} ({rel}) serves api.toml's {} native needs",
-                        image.image,
-                        surface.label(),
+                        "image {image}: core {} ({rel}) serves api.toml's {} native needs",
+                        core.label(),
                         needs.len()
                     );
                 } else {
                     ok = false;
                     println!(
-                        "image {}: core {} ({rel}) does not serve {} of api.toml's native needs:",
-                        image.image,
-                        surface.label(),
+                        "image {image}: core {} ({rel}) does not serve {} of api.toml's native needs:",
+                        core.label(),
                         verdict.missing.len()
                     );
                     for miss in &verdict.missing {
@@ -167,14 +166,14 @@ fn images(api: &Api, root: &Path) -> Result<bool> {
                     }
                 }
             }
-            Some(Err(e)) => return Err(e.into()),
-            None => {
+            Err(Unread::Missing(m)) => {
                 ok = false;
                 println!(
-                    "image {}: no record of its core {} {} ({rel}): run `cargo xtask core --record` on that wheel",
-                    image.image, image.package, image.version
+                    "image {image}: no record of its {} {} {} ({}): run `cargo xtask core --record` on that wheel",
+                    m.role, m.package, m.version, m.record
                 );
             }
+            Err(Unread::Bad(e)) => return Err(e.into()),
         }
     }
     Ok(ok)

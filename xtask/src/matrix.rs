@@ -1,11 +1,12 @@
-//! `cargo xtask matrix WHEEL_OR_DIR... [--json] [--record]`: releases × the declared API,
-//! and the drop condition's verdict.
+//! `cargo xtask matrix WHEEL_OR_DIR... [--json] [--record] [--core ...]`: releases × the
+//! declared API, and the drop condition's verdict; with `--core`, the modules of those
+//! releases × native cores.
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::ManifestArg;
 use mooncake_sos_upstream::core::table;
 use mooncake_sos_upstream::{matrix, pin, source};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,13 +21,10 @@ pub struct Args {
     #[arg(long, conflicts_with = "json")]
     record: bool,
     /// Also show modules x native cores, with a column per core: a wheel, a directory of
-    /// wheels, or a record (cores/*.json). Repeatable.
+    /// wheels, or a record (cores/*.json). Repeatable. The rows: api.toml's [[native]], then
+    /// the module of each release given, by the uses its source makes.
     #[arg(long = "core", value_name = "WHEEL_DIR_OR_RECORD")]
     cores: Vec<PathBuf>,
-    /// Another module row for modules x cores: its uses of the core, as JSON
-    /// (`{"label", "needs": [{"object", "usage", "required", "origin"}]}`). Repeatable.
-    #[arg(long = "needs", value_name = "FILE", requires = "cores")]
-    needs: Vec<PathBuf>,
     #[command(flatten)]
     reading: crate::upstream::Reading,
     #[command(flatten)]
@@ -50,8 +48,24 @@ pub fn run(args: &Args) -> Result {
         None
     } else {
         let mut rows = vec![table::ModuleNeeds::from_manifest(api)];
-        for path in &args.needs {
-            rows.push(table::ModuleNeeds::load(path)?);
+        let one_package = m
+            .releases
+            .windows(2)
+            .all(|w| w[0].release.package == w[1].release.package);
+        for column in &m.releases {
+            let wheel = Path::new(&column.wheel);
+            let Some(module) =
+                source::ModuleSource::read_wheel_if_present(wheel, &api.upstream.module)?
+            else {
+                continue;
+            };
+            let r = &column.release;
+            let label = if one_package {
+                format!("module {}", r.version)
+            } else {
+                format!("module {} {}", r.package, r.version)
+            };
+            rows.push(table::ModuleNeeds::from_source(api, &module, label)?);
         }
         let columns = crate::upstream::columns(&args.cores, &args.reading, api)?;
         Some(table::build(&rows, &columns))

@@ -5,10 +5,11 @@ use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
 use mooncake_sos_codegen::model::Api;
 use mooncake_sos_upstream::core::CoreSurface;
+use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::core::read::Reader;
 use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::fetch::Fetch;
-use mooncake_sos_upstream::source::{LoadError, ModuleSource};
+use mooncake_sos_upstream::source::ModuleSource;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -57,10 +58,18 @@ impl Checked {
     }
 }
 
-/// Checks `source` against every declared symbol and its native surface against the
-/// declared one (the surface's warnings go to stderr); `sha256`: it must also be the pinned
-/// file.
-pub fn check(api: &Api, source: &ModuleSource, sha256: bool) -> Result<Checked, LoadError> {
+/// Checks `source` against every declared symbol, its native surface against the declared
+/// one (the surface's warnings go to stderr), and against every image: the uses its core's
+/// record (`cores/`) must serve, the modules of the package it must have. `sha256`: it must
+/// also be the pinned file. A missing or malformed record is bad input, before anything is
+/// printed.
+pub fn check(
+    manifest: &Manifest,
+    source: &ModuleSource,
+    sha256: bool,
+) -> crate::exit::Result<Checked> {
+    let api = &manifest.api;
+    let sides = images::load_all(manifest.root(), api)?;
     let (symbols, surface) = mooncake_sos_upstream::verify_with_surface(api, source)?;
     let mut lines = symbols.lines();
     if sha256 && let Some(line) = mooncake_sos_upstream::sha256_mismatch(api, source) {
@@ -70,14 +79,17 @@ pub fn check(api: &Api, source: &ModuleSource, sha256: bool) -> Result<Checked, 
     for line in surface.warning_lines() {
         eprintln!("{line}");
     }
+    let findings = images::check(&sides, &surface.file, &surface.uses);
+    lines.extend(findings.iter().map(ImageFinding::line));
     let summary = if lines.is_empty() {
         format!(
-            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules{} (sha256 {})",
+            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules, served by every image ({}){} (sha256 {})",
             source.display,
             api.symbols.len(),
             symbols.items.len(),
             api.surface.members.len(),
             api.surface.siblings.len(),
+            images::summary(&sides),
             if sha256 { ", the pinned file" } else { "" },
             &source.sha256[..12]
         )

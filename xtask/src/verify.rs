@@ -54,9 +54,9 @@ pub fn run(args: &Args) -> Result {
         fetch.module(u, &u.commit, Some(&u.sha256))
     }?;
     if args.surface {
-        return crate::verify_surface::run(api, &source, args.json);
+        return crate::verify_surface::run(&manifest, &source, args.json);
     }
-    let checked = crate::upstream::check(api, &source, args.sha256)?;
+    let checked = crate::upstream::check(&manifest, &source, args.sha256)?;
     checked.print();
     Ok(if checked.ok() {
         Outcome::Ok

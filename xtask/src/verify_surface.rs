@@ -1,19 +1,26 @@
-//! `verify --surface [--json]`: the module's native surface and how it compares with api.toml;
-//! and the surface check plain `verify` runs beside the symbol check.
+//! `verify --surface [--json]`: the module's native surface and how it compares with api.toml
+//! and with every image (its core's record, the modules of the package it has).
 
 use crate::exit::{BadInput, Outcome, Result};
-use mooncake_sos_codegen::model::Api;
+use crate::manifest::Manifest;
+use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::source::ModuleSource;
 use mooncake_sos_upstream::surface;
 
-/// Prints every use (or the JSON report), the failures, and a summary; warnings go to stderr
-/// in text mode. Exit 1 on any failure.
-pub fn run(api: &Api, source: &ModuleSource, json: bool) -> Result {
+/// Prints every use (or the JSON report), the failures, the images' findings and a summary;
+/// warnings go to stderr in text mode. Exit 1 on any failure or finding.
+pub fn run(manifest: &Manifest, source: &ModuleSource, json: bool) -> Result {
+    let api = &manifest.api;
+    let sides = images::load_all(manifest.root(), api)?;
     let report = surface::check(api, source)?;
+    let findings = images::check(&sides, &report.file, &report.uses);
+    let ok = report.ok() && findings.is_empty();
     if json {
         let mut value = serde_json::to_value(&report)
             .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
-        value["ok"] = report.ok().into();
+        value["images"] = serde_json::to_value(&findings)
+            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
+        value["ok"] = ok.into();
         println!("{value:#}");
     } else {
         for line in report.use_lines() {
@@ -22,11 +29,14 @@ pub fn run(api: &Api, source: &ModuleSource, json: bool) -> Result {
         for line in report.failure_lines() {
             println!("{line}");
         }
+        for line in findings.iter().map(ImageFinding::line) {
+            println!("{line}");
+        }
         for line in report.warning_lines() {
             eprintln!("{line}");
         }
         let (members, siblings) = report.counts();
-        let verdict = if report.ok() {
+        let against_manifest = if report.ok() {
             "matches api.toml".to_owned()
         } else {
             format!(
@@ -35,15 +45,16 @@ pub fn run(api: &Api, source: &ModuleSource, json: bool) -> Result {
                 api.upstream.short_commit()
             )
         };
+        let against_images = if findings.is_empty() {
+            format!("served by every image ({})", images::summary(&sides))
+        } else {
+            format!("{} finding(s) against the images", findings.len())
+        };
         println!(
-            "verify: native surface of {}: {} uses of {members} native members and {siblings} sibling modules; {verdict}",
+            "verify: native surface of {}: {} uses of {members} native members and {siblings} sibling modules; {against_manifest}; {against_images}",
             source.display,
             report.uses.len()
         );
     }
-    Ok(if report.ok() {
-        Outcome::Ok
-    } else {
-        Outcome::Failed
-    })
+    Ok(if ok { Outcome::Ok } else { Outcome::Failed })
 }

@@ -85,9 +85,11 @@ impl Versions {
 }
 
 /// The generated files in a snapshot (not the manifest, not staging files).
+/// What regen writes: every file of the sandbox but the manifest and the core records (inputs
+/// of verify, which regen never writes).
 fn outputs(snap: &Files) -> Files {
     snap.iter()
-        .filter(|(p, _)| p.as_str() != "api.toml" && !is_regen_temp(p))
+        .filter(|(p, _)| p.as_str() != "api.toml" && !p.starts_with("cores/") && !is_regen_temp(p))
         .map(|(p, b)| (p.clone(), b.clone()))
         .collect()
 }

@@ -1,12 +1,14 @@
 //! Step 2 of 3: the typed contract. Renderers see only this; it holds no spans and no paths
 //! outside the repository, so output is a pure function of it.
 
+pub mod layers;
 pub mod names;
 pub mod native;
 pub mod python;
 mod validate;
 pub mod values;
 
+pub use layers::{CoreSource, ImageCore, UpstreamFile};
 pub use python::{PyExpr, PyLiteral, ValueType};
 pub use validate::validate;
 pub use values::RelPath;
@@ -45,6 +47,9 @@ pub struct Upstream {
     pub sha256: String,
     pub prs: Vec<u32>,
     pub raw_base_url: String,
+    /// `[[upstream.file]]`: more files at `commit` the overlay installs with the module.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<UpstreamFile>,
 }
 
 impl Upstream {
@@ -63,6 +68,13 @@ impl Upstream {
     /// The top-level package, e.g. `mooncake`.
     pub fn package(&self) -> &str {
         self.module.split('.').next().unwrap_or(&self.module)
+    }
+
+    /// The directory of `path` the package sits in (`mooncake-wheel/` for
+    /// `mooncake-wheel/mooncake/structured_object_store.py`), when `path` ends with the
+    /// module's own path.
+    pub fn source_root(&self) -> Option<&str> {
+        layers::source_root(&self.path, &self.module)
     }
 
     /// The module's file name, e.g. `structured_object_store.py`.
@@ -210,6 +222,8 @@ pub struct Image {
     pub base_tag: String,
     pub layer: Layer,
     pub build_py: Option<BuildPyVariant>,
+    /// The native core the image runs on.
+    pub core: ImageCore,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -2,6 +2,10 @@
 //! given to it. Unknown keys, missing keys and wrong types are rejected here by serde;
 //! everything else is checked in `model::validate`.
 
+mod layers;
+
+pub use layers::{RawImageCore, RawUpstreamFile};
+
 use crate::diag::{Diagnostic, Source};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -42,6 +46,9 @@ pub struct RawUpstream {
     /// Parameter name -> the native class whose instance it carries (`store = "..."`).
     #[serde(default)]
     pub native_roles: Option<S<BTreeMap<String, S<String>>>>,
+    /// `[[upstream.file]]`: more files of the repository overlaid with the module.
+    #[serde(default)]
+    pub file: Vec<S<RawUpstreamFile>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,6 +169,9 @@ pub struct RawImage {
     pub build_py: Option<S<String>>,
     #[serde(default)]
     pub build_py_variant: Option<S<String>>,
+    /// The native core the image runs on, when its base image does not install it from a wheel.
+    #[serde(default)]
+    pub core: Option<S<RawImageCore>>,
 }
 
 /// Keys whose values are prose: they may hold line breaks (renderers wrap or quote them).

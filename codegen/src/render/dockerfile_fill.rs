@@ -1,5 +1,6 @@
 //! The fill region (the ROCm image): copy the pure-Python files the base image lacks from a
-//! release wheel, leaving every file already installed (the HIP-linked native modules) alone.
+//! release wheel, its subpackages' too, leaving every file already installed (the HIP-linked
+//! native modules) alone and never shadowing a native module with a package.
 
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
@@ -34,8 +35,8 @@ pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
         intro: comment(&format!(
             "{}: mooncake is built from source in this base image and CMake's install rules list \
              Python files by name, so {} and other pure-Python files are missing. Fill every \
-             missing *.py of the {} package from the {fill_package} wheel; files already \
-             installed, above all the HIP-linked native modules, are never touched.",
+             missing *.py of the {} package and its subpackages from the {fill_package} wheel; \
+             files already installed, above all the HIP-linked native modules, are never touched.",
             api.name,
             api.upstream.module,
             api.upstream.package()

@@ -1,5 +1,6 @@
-//! The overlay region (the CUDA image): download the pinned module, verify its sha256,
-//! install it over the base image's package, then run the import check.
+//! The overlay region (the CUDA image): download the pinned module and the file set
+//! (`[[upstream.file]]`), verify every sha256, install them over the base image's package,
+//! then run the import check.
 
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
@@ -15,9 +16,18 @@ struct OverlayTemplate {
     raw_base_url: String,
     commit: String,
     sha256: String,
-    upstream_path: String,
     package: String,
-    file_name: String,
+    /// The module first, then the file set.
+    files: Vec<OverlayFile>,
+}
+
+/// One downloaded file: its path in the repository, where it goes below site-packages and
+/// below the package's directory, and the sha256 it must have (the module's: the ARG).
+struct OverlayFile {
+    path: String,
+    install: String,
+    in_package: String,
+    sha256: String,
 }
 
 pub const REGION: &str = "overlay";
@@ -33,10 +43,26 @@ pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
         }
     };
     let u = &api.upstream;
+    let package = u.package();
     let drop_how = format!("pin the base image's {base_package} to it instead of this overlay.");
+    let c = DockerCommon::new(api, image, &drop_how);
+    let install = format!("{}.py", u.module.replace('.', "/"));
+    let module = OverlayFile {
+        path: u.path.clone(),
+        in_package: install[package.len() + 1..].to_owned(),
+        install,
+        sha256: c.var("SHA256"),
+    };
+    let mut files = vec![module];
+    files.extend(u.files.iter().map(|f| OverlayFile {
+        path: f.path.clone(),
+        in_package: f.install[package.len() + 1..].to_owned(),
+        install: f.install.clone(),
+        sha256: f.sha256.clone(),
+    }));
     let prs: Vec<String> = u.prs.iter().map(|p| format!("#{p}")).collect();
     let template = OverlayTemplate {
-        c: DockerCommon::new(api, image, &drop_how),
+        c,
         intro: comment(&format!(
             "{}: the base image's {base_package}=={base_version} lacks the API of {}. Overlay that \
              one module, pinned in api.toml to {}@{} (PRs {}), over the installed package; the \
@@ -51,9 +77,8 @@ pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
         raw_base_url: u.raw_base_url.clone(),
         commit: u.commit.clone(),
         sha256: u.sha256.clone(),
-        upstream_path: u.path.clone(),
-        package: u.package().to_string(),
-        file_name: u.file_name().to_string(),
+        package: package.to_owned(),
+        files,
     };
     Ok(Output::Region {
         path: image.dockerfile.clone(),

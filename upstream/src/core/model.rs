@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped when the shape of [`CoreSurface`] changes; a record of another format is refused.
-pub const FORMAT: u32 = 1;
+/// 2: `modules`, the modules of the wheel's package.
+pub const FORMAT: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -19,6 +20,21 @@ pub struct CoreSurface {
     pub functions: BTreeMap<String, Function>,
     /// Every other module attribute (enum values exported to the module, constants).
     pub values: BTreeMap<String, Value>,
+    /// Every module of the wheel's top-level package (the core's, e.g. `mooncake`), by dotted
+    /// name: what a module put over this wheel can import. Read from the wheel's file list.
+    pub modules: BTreeMap<String, ModuleKind>,
+}
+
+/// What provides a module of the package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModuleKind {
+    /// A `.py` file.
+    Python,
+    /// A directory with an `__init__.py`.
+    Package,
+    /// A compiled extension module (`.so`).
+    Extension,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,14 +1,16 @@
 //! What a module needs of a native core, and whether a core serves it: a list of uses
 //! (object path, kind, required or probed) checked against a [`CoreSurface`] into a verdict
-//! naming the first use the core cannot serve and why.
+//! naming the first use the core cannot serve and why. A module's uses come from its derived
+//! surface ([`super::uses`]); api.toml's `[[native]]` entries are uses too ([`from_manifest`]).
 
+use super::fit::callable;
 use super::model::{Access, Class, CoreSurface, Instance, Member};
+use crate::surface::CallShape;
 use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// One use of the native core.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Requirement {
     /// Dotted path inside the core: `ReplicateConfig`, `MooncakeDistributedStore.put_from`,
     /// `ReplicateConfig.group_ids`, `bind_to_numa_node`.
@@ -20,14 +22,18 @@ pub struct Requirement {
     pub origin: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Usage {
-    /// A call of a method or function; with `overload`, one docstring overload must have
-    /// exactly these parameters after `self` (whitespace aside).
+    /// A call of a method or function (of a class: making an instance). With `overload`, one
+    /// docstring overload must have exactly these parameters after `self` (whitespace aside);
+    /// with `shapes`, one overload must take a call of one of these shapes (alternatives: the
+    /// shapes a forwarding helper may pass, of which each call takes one).
     Call {
-        #[serde(default)]
+        #[serde(skip_serializing_if = "Option::is_none")]
         overload: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        shapes: Vec<CallShape>,
     },
     /// Reading an attribute, on an instance or on the class / module itself.
     Read { on: On },
@@ -36,12 +42,12 @@ pub enum Usage {
     /// Making an instance: with no arguments (`overload` None), or through an `__init__`
     /// overload with exactly these parameters.
     Construct {
-        #[serde(default)]
+        #[serde(skip_serializing_if = "Option::is_none")]
         overload: Option<String>,
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum On {
     Instance,
@@ -56,6 +62,8 @@ pub enum Why {
     Absent { missing: String },
     /// Callable, but no overload has those parameters.
     OverloadDiffers { found: Vec<String> },
+    /// Callable, but no overload takes the call as the module makes it.
+    CallDiffers { reason: String, found: Vec<String> },
     /// There, but not something that can be called.
     NotCallable,
     /// There, but assigning it fails.
@@ -75,6 +83,12 @@ impl Why {
             Why::Absent { missing } => format!("`{missing}` absent"),
             Why::OverloadDiffers { found } => {
                 format!("overload differs; found ({})", found.join(") | ("))
+            }
+            Why::CallDiffers { reason, found } => {
+                format!(
+                    "no overload takes the call ({reason}); found ({})",
+                    found.join(") | (")
+                )
             }
             Why::NotCallable => "not callable".into(),
             Why::ReadOnly => "read-only".into(),
@@ -121,8 +135,20 @@ impl Usage {
             On::Class => "on class",
         };
         match self {
-            Usage::Call { overload: None } => "call".into(),
-            Usage::Call { overload: Some(o) } => format!("call ({o})"),
+            Usage::Call { overload, shapes } => {
+                let mut label = match shapes.len() {
+                    0 => "call".to_owned(),
+                    _ => shapes
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                };
+                if let Some(o) = overload {
+                    label.push_str(&format!(" ({o})"));
+                }
+                label
+            }
             Usage::Read { on: o } => format!("read {}", on(o)),
             Usage::Write { on: o } => format!("write {}", on(o)),
             Usage::Construct { overload: None } => "construct with no arguments".into(),
@@ -131,8 +157,10 @@ impl Usage {
     }
 }
 
-/// Whether a core serves a module: every required use it cannot serve (in the order given,
-/// so the first is the first the module would hit), and the probed ones it lacks.
+/// Whether a core serves a module: every use it cannot serve (in the order given, so the first
+/// is the first the module would hit), and the probed ones it lacks. A probed use is served
+/// by a core that lacks the member (the module falls back); one that has it must serve the use
+/// as made (a call that fits, a writable attribute), since the module then takes that path.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdict {
     pub compatible: bool,
@@ -151,11 +179,12 @@ pub fn serve(core: &CoreSurface, needs: &[Requirement]) -> Verdict {
     let (mut missing, mut optional_missing) = (Vec::new(), Vec::new());
     for need in needs {
         if let Err(why) = serves(core, need) {
+            let absent = matches!(why, Why::Absent { .. });
             let miss = Miss {
                 requirement: need.clone(),
                 why,
             };
-            if need.required {
+            if need.required || !absent {
                 missing.push(miss);
             } else {
                 optional_missing.push(miss);
@@ -180,6 +209,7 @@ pub fn from_manifest(native: &[NativeRequirement]) -> Vec<Requirement> {
                     n.object.clone(),
                     Usage::Call {
                         overload: Some(o.clone()),
+                        shapes: Vec::new(),
                     },
                 ),
                 NativeCheck::Attribute { name, instance } => (
@@ -255,19 +285,6 @@ fn instance_access(class: &Class, name: &str) -> Option<Access> {
     }
 }
 
-fn same(a: &str, b: &str) -> bool {
-    a.split_whitespace().eq(b.split_whitespace())
-}
-
-fn has_overload(found: &[String], wanted: &Option<String>) -> Result<(), Why> {
-    match wanted {
-        Some(w) if !found.iter().any(|f| same(f, w)) => Err(Why::OverloadDiffers {
-            found: found.to_vec(),
-        }),
-        _ => Ok(()),
-    }
-}
-
 fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
     // An instance that takes new attributes serves any write, even of a name it lacks.
     if let (Usage::Write { on: On::Instance }, Some((head, _))) =
@@ -286,19 +303,22 @@ fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
     let target = resolve(core, &need.object)?;
     match (&need.usage, target) {
         // Calling a class makes an instance.
-        (Usage::Call { overload } | Usage::Construct { overload }, Target::Class(class)) => {
-            construct(class, overload)
+        (Usage::Call { overload, shapes }, Target::Class(class)) => {
+            construct(class, overload, shapes)
         }
+        (Usage::Construct { overload }, Target::Class(class)) => construct(class, overload, &[]),
         (Usage::Construct { .. }, _) => Err(Why::NotCallable),
-        (Usage::Call { overload }, Target::Function(found)) => has_overload(found, overload),
+        (Usage::Call { overload, shapes }, Target::Function(found)) => {
+            callable(found, overload, shapes)
+        }
         (
-            Usage::Call { overload },
+            Usage::Call { overload, shapes },
             Target::Member {
                 member: Some(member),
                 ..
             },
         ) => match member.overloads() {
-            Some(found) => has_overload(found, overload),
+            Some(found) => callable(found, overload, shapes),
             None if matches!(member, Member::Class) => Ok(()),
             None => Err(Why::NotCallable),
         },
@@ -329,23 +349,24 @@ fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
     }
 }
 
-fn construct(class: &Class, overload: &Option<String>) -> Result<(), Why> {
-    match overload {
-        None => match &class.instance {
+/// Making an instance: with no arguments (measured: an instance was made or not), or through
+/// an `__init__` overload (the declared one, or one taking a call of the shapes made).
+fn construct(class: &Class, overload: &Option<String>, shapes: &[CallShape]) -> Result<(), Why> {
+    let no_arguments = overload.is_none() && shapes.iter().all(|s| *s == CallShape::default());
+    if no_arguments {
+        return match &class.instance {
             Instance::Made { .. } => Ok(()),
             Instance::Failed { error } => Err(Why::NotConstructible {
                 error: error.clone(),
             }),
-        },
-        Some(_) => {
-            let found = class
-                .members
-                .get("__init__")
-                .and_then(Member::overloads)
-                .unwrap_or_default();
-            has_overload(found, overload)
-        }
+        };
     }
+    let found = class
+        .members
+        .get("__init__")
+        .and_then(Member::overloads)
+        .unwrap_or_default();
+    callable(found, overload, shapes)
 }
 
 /// Measured on the instance when one could be made; else judged from the class, which can

@@ -4,7 +4,7 @@ use super::*;
 
 fn core() -> CoreSurface {
     serde_json::from_value(serde_json::json!({
-        "format": 1,
+        "format": 2,
         "wheel": {"package": "p", "version": "1", "sha256": "00"},
         "core": {"module": "m.store", "file": "m/store.so", "sha256": "11"},
         "classes": {
@@ -45,7 +45,8 @@ fn core() -> CoreSurface {
             }
         },
         "functions": {"bind": {"overloads": ["node: int"]}},
-        "values": {"VERSION": {"type": "str"}}
+        "values": {"VERSION": {"type": "str"}},
+        "modules": {}
     }))
     .unwrap()
 }
@@ -70,6 +71,7 @@ fn why(object: &str, usage: Usage) -> Option<Why> {
 fn call(overload: Option<&str>) -> Usage {
     Usage::Call {
         overload: overload.map(Into::into),
+        shapes: Vec::new(),
     }
 }
 

@@ -178,6 +178,7 @@ impl Reader {
             classes: found.classes,
             functions: found.functions,
             values: found.values,
+            modules: core.modules.clone(),
         })
     }
 
@@ -278,6 +279,7 @@ mod tests {
             module: "mooncake.store".into(),
             file: "mooncake/store.so".into(),
             file_sha256: String::new(),
+            modules: Default::default(),
         };
         let err = "Traceback ...\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n";
         let msg = import_error(&core, err);

@@ -4,7 +4,6 @@
 
 use super::model::{CoreSurface, FORMAT};
 use crate::source::LoadError;
-use mooncake_sos_codegen::model::{Api, Layer};
 use mooncake_sos_codegen::sync;
 use std::path::{Path, PathBuf};
 
@@ -21,27 +20,32 @@ pub fn path(root: &Path, package: &str, version: &str) -> PathBuf {
     root.join(relative_path(package, version))
 }
 
-/// Reads a record; a malformed one is an error at its line and column.
+/// Reads a record; a malformed one is an error at its line and column, a record of another
+/// format says how to write it again.
 pub fn load(path: &Path) -> Result<CoreSurface, LoadError> {
     let display = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError::new(&display, format!("cannot read the core record: {e}")))?;
-    let surface: CoreSurface = serde_json::from_str(&text).map_err(|e| {
+    let located = |e: serde_json::Error| {
         LoadError::new(
             format!("{display}:{}:{}", e.line(), e.column()),
             format!("not a core record: {e}"),
         )
-    })?;
-    if surface.format != FORMAT {
+    };
+    // The format first: an older record lacks fields this build needs, and should say so.
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(located)?;
+    let format = value.get("format").and_then(serde_json::Value::as_u64);
+    if format != Some(u64::from(FORMAT)) {
+        let found = format.map_or("no format".to_owned(), |f| format!("format {f}"));
         return Err(LoadError::new(
             format!("{display}:1:1"),
             format!(
-                "core record format {} (this build reads {FORMAT}): re-record it with `cargo xtask core --record`",
-                surface.format
+                "core record of {found} (this build reads {FORMAT}): write it again with \
+                 `cargo xtask core --record WHEEL` on the wheel it records"
             ),
         ));
     }
-    Ok(surface)
+    serde_json::from_str(&text).map_err(located)
 }
 
 /// Writes the record of `surface` atomically; returns its path.
@@ -68,51 +72,4 @@ pub fn drift(root: &Path, surface: &CoreSurface) -> Drift {
         Ok(old) if old == fresh => Drift::Current,
         Ok(old) => Drift::Differs(sync::unified_diff(&rel, &old, &fresh)),
     }
-}
-
-/// An image whose native core comes from a released wheel (an overlay over the base image's
-/// installed package), with its record when there is one.
-pub struct ImageCore {
-    pub image: String,
-    pub package: String,
-    pub version: String,
-    /// `None` when `cores/` has no record of it; an error when the record is malformed.
-    pub record: Option<Result<CoreSurface, LoadError>>,
-}
-
-/// The recorded core of every overlay image. Fill images build their core from source in the
-/// base image: no wheel has it, so there is nothing to record.
-pub fn image_cores(root: &Path, api: &Api) -> Vec<ImageCore> {
-    api.images
-        .iter()
-        .filter_map(|image| match &image.layer {
-            Layer::Overlay {
-                base_package,
-                base_version,
-            } => {
-                let path = path(root, base_package, base_version);
-                let record = path.exists().then(|| {
-                    load(&path).and_then(|s| {
-                        if (s.wheel.package.as_str(), s.wheel.version.as_str())
-                            == (base_package.as_str(), base_version.as_str())
-                        {
-                            Ok(s)
-                        } else {
-                            Err(LoadError::new(
-                                path.display().to_string(),
-                                format!("records {}, not {base_package} {base_version}", s.label()),
-                            ))
-                        }
-                    })
-                });
-                Some(ImageCore {
-                    image: image.id.clone(),
-                    package: base_package.clone(),
-                    version: base_version.clone(),
-                    record,
-                })
-            }
-            Layer::Fill { .. } => None,
-        })
-        .collect()
 }

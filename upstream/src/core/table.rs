@@ -3,25 +3,22 @@
 
 use super::model::CoreSurface;
 use super::needs::{Requirement, Verdict, from_manifest, serve};
-use crate::source::LoadError;
+use super::uses::of_surface;
+use crate::source::{LoadError, ModuleSource};
+use crate::surface::{SurfaceConfig, derive};
 use crate::version::{Release, compare};
 use mooncake_sos_codegen::model::Api;
-use serde::{Deserialize, Serialize};
-use std::path::Path;
+use serde::Serialize;
 
-/// A module's side: what it needs of the core, under the label its row carries. As JSON
-/// (`matrix --needs FILE`): `{"label": ..., "needs": [{"object": "ReplicateConfig.group_ids",
-/// "usage": {"kind": "write", "on": "instance"}, "required": true, "origin": "..."}]}`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A module's side: what it needs of the core, under the label its row carries.
+#[derive(Clone, Debug, Serialize)]
 pub struct ModuleNeeds {
     pub label: String,
     pub needs: Vec<Requirement>,
 }
 
 impl ModuleNeeds {
-    /// The row of what api.toml declares (the pinned module and the consumer) — until the
-    /// static extraction of a module's native uses gives each module its own row.
+    /// The row of what api.toml's `[[native]]` declares (the pinned module and the consumer).
     pub fn from_manifest(api: &Api) -> ModuleNeeds {
         ModuleNeeds {
             label: format!("api.toml [[native]] (pin {})", api.upstream.short_commit()),
@@ -29,16 +26,16 @@ impl ModuleNeeds {
         }
     }
 
-    /// A row from a JSON file; a malformed one is an error at its line and column.
-    pub fn load(path: &Path) -> Result<ModuleNeeds, LoadError> {
-        let display = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LoadError::new(&display, format!("cannot read the needs: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| {
-            LoadError::new(
-                format!("{display}:{}:{}", e.line(), e.column()),
-                format!("not a module's needs: {e}"),
-            )
+    /// The row of a module's own source: the uses its derived surface makes.
+    pub fn from_source(
+        api: &Api,
+        source: &ModuleSource,
+        label: String,
+    ) -> Result<ModuleNeeds, LoadError> {
+        let surface = derive(source, &SurfaceConfig::from_api(api))?;
+        Ok(ModuleNeeds {
+            label,
+            needs: of_surface(&surface),
         })
     }
 }

@@ -1,7 +1,9 @@
 //! What a wheel says about its native core before anything runs: the distribution and
 //! version (METADATA), the extension module that is the core, and the hashes.
 
+use super::model::ModuleKind;
 use crate::source::{LoadError, sha256_hex};
+use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 
 /// A wheel and the native core inside it.
@@ -19,6 +21,8 @@ pub struct WheelCore {
     /// The extension module's path in the wheel.
     pub file: String,
     pub file_sha256: String,
+    /// Every module of the top-level package the core belongs to.
+    pub modules: BTreeMap<String, ModuleKind>,
 }
 
 /// Finds the extension module serving `native_module` (`mooncake.store`) in a wheel's bytes
@@ -65,6 +69,7 @@ pub fn inspect(
         .by_name(&file)
         .and_then(|mut f| f.read_to_end(&mut core).map_err(Into::into))
         .map_err(|e| err(format!("cannot unpack {file}: {e}")))?;
+    let top = native_module.split('.').next().unwrap_or_default();
     Ok(WheelCore {
         display: display.to_owned(),
         package,
@@ -73,7 +78,45 @@ pub fn inspect(
         module,
         file_sha256: sha256_hex(&core),
         file,
+        modules: package_modules(&names, top),
     })
+}
+
+/// The modules under `top/` in a wheel's file list: `a/b.py` is `a.b`, `a/b/__init__.py` the
+/// package `a.b`, `a/b.so` or `a/b.<abi>.so` the extension `a.b`. Files whose path parts are
+/// not Python names (data, `a.libs/`, the master binary) are no modules.
+pub fn package_modules(names: &[String], top: &str) -> BTreeMap<String, ModuleKind> {
+    let mut modules = BTreeMap::new();
+    let prefix = format!("{top}/");
+    for name in names.iter().filter(|n| n.starts_with(&prefix)) {
+        let (stem, kind) = if let Some(stem) = name.strip_suffix("/__init__.py") {
+            (stem, ModuleKind::Package)
+        } else if let Some(stem) = name.strip_suffix(".py") {
+            (stem, ModuleKind::Python)
+        } else if let Some(stem) = name.strip_suffix(".so") {
+            // `b.cpython-311-x86_64-linux-gnu` -> `b`; the tag cannot hold a `/`.
+            let (dir, file) = stem.rsplit_once('/').unwrap_or(("", stem));
+            let module = file.split('.').next().unwrap_or_default();
+            let len = if dir.is_empty() {
+                module.len()
+            } else {
+                dir.len() + 1 + module.len()
+            };
+            (&stem[..len], ModuleKind::Extension)
+        } else {
+            continue;
+        };
+        let parts: Vec<&str> = stem.split('/').collect();
+        if parts.iter().all(|p| is_identifier(p)) {
+            modules.insert(parts.join("."), kind);
+        }
+    }
+    modules
+}
+
+/// An ASCII Python name (what a module file in a wheel is called).
+fn is_identifier(s: &str) -> bool {
+    mooncake_sos_codegen::model::values::is_python_identifier(s)
 }
 
 fn read_member(
@@ -220,6 +263,39 @@ mod tests {
         ] {
             assert_eq!(locate(&list, "mooncake.store"), None, "{list:?}");
         }
+    }
+
+    #[test]
+    fn the_package_modules_are_its_py_files_packages_and_extensions() {
+        let wheel = names(&[
+            "mooncake/__init__.py",
+            "mooncake/buffer_pool.py",
+            "mooncake/store/__init__.py",
+            "mooncake/store/backend.py",
+            "mooncake/_store.cpython-311-x86_64-linux-gnu.so",
+            "mooncake/engine.so",
+            "mooncake/mooncake_master",
+            "mooncake/stubs.pyi",
+            "mooncake/data-files/x.py",
+            "mooncake/__pycache__/x.cpython-311.pyc",
+            "mooncake.libs/libfoo.so",
+            "other/mod.py",
+            "mooncake_transfer_engine-0.3.14.dist-info/METADATA",
+        ]);
+        let found: Vec<(String, ModuleKind)> =
+            package_modules(&wheel, "mooncake").into_iter().collect();
+        use ModuleKind::*;
+        assert_eq!(
+            found,
+            [
+                ("mooncake".into(), Package),
+                ("mooncake._store".into(), Extension),
+                ("mooncake.buffer_pool".into(), Python),
+                ("mooncake.engine".into(), Extension),
+                ("mooncake.store".into(), Package),
+                ("mooncake.store.backend".into(), Python),
+            ]
+        );
     }
 
     #[test]

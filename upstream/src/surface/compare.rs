@@ -267,8 +267,9 @@ fn member(subject: &str, m: &NativeMember, uses: &[&Use], failures: &mut Vec<Fin
     }
 }
 
-/// Whether a call with `shape` binds the parameters of an overload.
-fn fits(
+/// Whether a call with `shape` binds the parameters of an overload (`Err`: why not). Also
+/// how `core::fit` judges a call against the overloads a core has.
+pub fn fits(
     params: &[mooncake_sos_codegen::model::native::OverloadParam],
     shape: &CallShape,
 ) -> Result<(), String> {

@@ -36,7 +36,7 @@ mod render;
 mod stmt;
 mod walk;
 
-pub use compare::{Finding, SurfaceReport, compare};
+pub use compare::{Finding, SurfaceReport, compare, fits};
 
 use crate::source::{LoadError, ModuleSource};
 use mooncake_sos_codegen::model::Api;

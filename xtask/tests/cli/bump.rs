@@ -248,3 +248,71 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
         "{run:?}"
     );
 }
+
+#[test]
+fn fetch_checks_the_file_set_at_the_new_commit_before_writing() {
+    const FILE_PATH: &str = "/kvcache-ai/Mooncake/6041a609a8c3af35e778f70db344f145c2914980/mooncake-wheel/mooncake/_partial_read.py";
+    let file = b"def plan_matrix_read():\n    pass\n".to_vec();
+    let sha = mooncake_sos_upstream::source::sha256_hex(&file);
+    let repo = Sandbox::new();
+    repo.edit(
+        "api.toml",
+        "\n# The Python shim",
+        &format!(
+            "\n[[upstream.file]]\npath = \"mooncake-wheel/mooncake/_partial_read.py\"\nsha256 = \"{sha}\"\n\n# The Python shim"
+        ),
+    );
+    let m = repo.manifest();
+    let m = m.to_str().unwrap();
+    let module = std::fs::read(module_of("0.3.12.post1", repo.root())).unwrap();
+    let bump = |url: &str| {
+        let cache = repo.root().join("cache");
+        xtask(
+            &[
+                "bump",
+                "--manifest",
+                m,
+                "--commit",
+                COMMIT,
+                "--fetch",
+                "--raw-base-url",
+                url,
+                "--cache-dir",
+                cache.to_str().unwrap(),
+            ],
+            &[],
+        )
+    };
+    // The file at the new commit is not the one declared: refused, nothing written.
+    let before = repo.snapshot();
+    let liar = FileServer::start(HashMap::from([
+        (RAW_PATH.to_owned(), module.clone()),
+        (FILE_PATH.to_owned(), b"something else\n".to_vec()),
+    ]));
+    let run = bump(&liar.base_url);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    let want = format!("{}{FILE_PATH}: error: sha256 is ", liar.base_url);
+    assert!(run.stderr.starts_with(&want), "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "expected {sha} ([[upstream.file]] mooncake-wheel/mooncake/_partial_read.py in api.toml)"
+        )),
+        "{run:?}"
+    );
+    assert!(
+        repo.snapshot() == before,
+        "bump wrote something although it refused"
+    );
+    // The declared file: the pin moves.
+    let server = FileServer::start(HashMap::from([
+        (RAW_PATH.to_owned(), module),
+        (FILE_PATH.to_owned(), file),
+    ]));
+    let run = bump(&server.base_url);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        repo.read("api.toml")
+            .contains(&format!("commit = \"{COMMIT}\""))
+    );
+}

@@ -1,15 +1,17 @@
 //! Native cores read from the real wheels: `cargo xtask core`, the cache, the committed record
 //! of the CUDA image's core and its drift check, the offline image check, and `matrix --core`.
 
-use crate::common::cores::{cuda13_libs, cuda13_wheel, group_ids_write, reader};
+use crate::common::cores::{cuda13_libs, cuda13_wheel, reader};
 use crate::common::{Sandbox, repo_root, xtask};
+use mooncake_sos_codegen::load_str;
 use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
 use mooncake_sos_upstream::core::read::Origin;
 use mooncake_sos_upstream::core::table::ModuleNeeds;
-use mooncake_sos_upstream::source::sha256_hex;
+use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use serde_json::Value;
 
 const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
+const ROCM_RECORD: &str = "cores/mooncake-transfer-engine-non-cuda-0.3.12.post1.json";
 
 fn members<'a>(surface: &'a Value, class: &str) -> &'a serde_json::Map<String, Value> {
     surface["classes"][class]["members"].as_object().unwrap()
@@ -153,22 +155,65 @@ fn the_cuda_image_core_record_matches_its_wheel_read_against_the_driver_stub() {
 }
 
 #[test]
-fn the_next_cuda13_core_has_group_ids() {
-    let whl = cuda13_wheel("0.3.12.post1");
-    let surface = mooncake_sos_upstream::core::Reader {
-        lib_dirs: std::env::split_paths(&cuda13_libs()).collect(),
-        ..reader()
-    }
-    .read(&whl, "mooncake.store")
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(surface.wheel.package, "mooncake-transfer-engine-cuda13");
-    let verdict = mooncake_sos_upstream::core::serve(&surface, &[group_ids_write()]);
-    assert!(verdict.compatible, "{verdict:?}");
+fn the_rocm_image_core_record_matches_its_wheel_and_what_is_known_of_the_base() {
+    let whl = wheel("0.3.12.post1").display().to_string();
+    let run = xtask(&["core", "--check", &whl], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, format!("current: {ROCM_RECORD}\n"), "{run:?}");
+    // What MOONCAKE.md knows of the core the ROCm base builds: the release standing for it has
+    // setup(config: dict) and remove(key, force).
+    let record = mooncake_sos_upstream::core::record::load(&repo_root().join(ROCM_RECORD)).unwrap();
+    let store = &record.classes["MooncakeDistributedStore"].members;
+    let overloads = |name: &str| store[name].overloads().unwrap().to_vec();
+    assert!(overloads("setup").contains(&"config: dict".to_owned()));
+    assert!(overloads("remove").contains(&"key: str, force: bool = False".to_owned()));
+    // The record lists the package's modules: the fill's pure-Python files among them.
+    use mooncake_sos_upstream::core::model::ModuleKind;
+    assert_eq!(
+        record.modules["mooncake.structured_object_store"],
+        ModuleKind::Python
+    );
+    assert_eq!(record.modules["mooncake.store"], ModuleKind::Extension);
+    assert!(!record.modules.contains_key("mooncake._partial_read"));
+}
+
+#[test]
+fn the_0_3_13_module_needs_group_ids_which_the_next_cuda13_core_has() {
+    let api = load_str(
+        "api.toml",
+        &std::fs::read_to_string(repo_root().join("api.toml")).unwrap(),
+    )
+    .unwrap();
+    let module = ModuleSource::read_wheel(&wheel("0.3.13.post1"), &api.upstream.module).unwrap();
+    let row = ModuleNeeds::from_source(&api, &module, "0.3.13.post1".into()).unwrap();
+    let libs = std::env::split_paths(&cuda13_libs()).collect();
+    let cores = reader();
+    let read = |version: &str| {
+        mooncake_sos_upstream::core::Reader {
+            lib_dirs: libs,
+            ..cores.clone()
+        }
+        .read(&cuda13_wheel(version), "mooncake.store")
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let next = read("0.3.12.post1");
+    assert_eq!(next.wheel.package, "mooncake-transfer-engine-cuda13");
+    let verdict = mooncake_sos_upstream::core::serve(&next, &row.needs);
+    assert!(verdict.compatible, "{verdict:#?}");
+    let recorded =
+        mooncake_sos_upstream::core::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
+    let verdict = mooncake_sos_upstream::core::serve(&recorded, &row.needs);
+    let missed: Vec<&str> = verdict
+        .missing
+        .iter()
+        .map(|m| m.requirement.object.as_str())
+        .collect();
+    assert_eq!(missed, ["ReplicateConfig.group_ids"], "{verdict:#?}");
 }
 
 #[test]
 fn image_cores_are_checked_offline_against_the_manifest() {
-    // No interpreter is needed: the record is data.
+    // No interpreter is needed: the records are data.
     let run = xtask(
         &["core", "--images", "--core-python", "/nonexistent/python3"],
         &[],
@@ -177,7 +222,8 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) serves api.toml's 7 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) serves api.toml's 7 native needs\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 7 native needs\n"
         ),
         "{run:?}"
     );
@@ -193,43 +239,42 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     )
     .unwrap();
     let manifest = manifest.display().to_string();
-    // Without the record there is nothing to check the image against.
-    let run = xtask(&["core", "--images", "--manifest", &manifest], &[]);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.starts_with("image cuda: no record of its core"),
-        "{run:?}"
-    );
-    std::fs::create_dir(repo.root().join("cores")).unwrap();
-    std::fs::copy(repo_root().join(CUDA_RECORD), repo.root().join(CUDA_RECORD)).unwrap();
     let run = xtask(&["core", "--images", "--manifest", &manifest], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #8]\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #8]\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 8 native needs\n"
         ),
+        "{run:?}"
+    );
+    // Without the records there is nothing to check the images against.
+    std::fs::remove_dir_all(repo.root().join("cores")).unwrap();
+    let run = xtask(&["core", "--images", "--manifest", &manifest], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "image cuda: no record of its native core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}): run `cargo xtask core --record` on that wheel"
+            ),
+            format!(
+                "image rocm: no record of its native core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}): run `cargo xtask core --record` on that wheel"
+            ),
+        ],
         "{run:?}"
     );
 }
 
 #[test]
-fn matrix_shows_modules_over_cores_from_wheels_and_records() {
-    let dir = tempfile::tempdir().unwrap();
-    let needs = dir.path().join("needs-0.3.13.json");
-    let row = ModuleNeeds {
-        label: "module 0.3.13.post1".into(),
-        needs: vec![group_ids_write()],
-    };
-    std::fs::write(&needs, serde_json::to_string(&row).unwrap()).unwrap();
-    let (wheels, needs) = (
-        wheels_dir().display().to_string(),
-        needs.display().to_string(),
-    );
+fn matrix_shows_each_release_module_over_cores_from_wheels_and_records() {
+    let wheels = wheels_dir().display().to_string();
     let cuda_next = cuda13_wheel("0.3.12.post1").display().to_string();
     let libs = cuda13_libs();
     let mut args = vec!["matrix", &wheels, "--core", &wheels, "--core", CUDA_RECORD];
-    args.extend(["--core", &cuda_next, "--lib-dir", &libs, "--needs", &needs]);
+    args.extend(["--core", &cuda_next, "--lib-dir", &libs]);
     let run = xtask(&args, &[]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
@@ -239,11 +284,17 @@ fn matrix_shows_modules_over_cores_from_wheels_and_records() {
         "{run:?}"
     );
     assert!(run.stdout.contains("Drop condition: the first release carrying the whole API is mooncake-transfer-engine-non-cuda 0.3.12.post1.\n\nModules over native cores\n"), "{run:?}");
+    // A row per release's module, from the uses its source makes. The 0.3.12 module probes
+    // what 0.3.11 cores lack (the BufferPool's capsule, the tensor codec): it falls back.
     let absent = "✗ `ReplicateConfig.group_ids` (write on instance): absent";
     for want in [
         "| module \\ core | mooncake-transfer-engine-cuda13 0.3.11.post1 | mooncake-transfer-engine-cuda13 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.11.post1 | mooncake-transfer-engine-non-cuda 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.13.post1 |",
         "| api.toml [[native]] (pin 4dbe5a4c) | ✓ | ✓ | ✓ | ✓ | ✓ |",
-        &format!("| module 0.3.13.post1 | {absent} | ✓ | {absent} | ✓ | ✓ |"),
+        "| module 0.3.11.post1 | ✓ | ✓ | ✓ | ✓ | ✓ |",
+        "| module 0.3.12.post1 | ✓ (6 probed use(s) missing) | ✓ | ✓ (6 probed use(s) missing) | ✓ | ✓ |",
+        &format!(
+            "| module 0.3.13.post1 | {absent} | ✓ | {absent} | ✓ | ✓ (2 probed use(s) missing) |"
+        ),
     ] {
         assert!(lines.contains(&want), "no row {want:?}: {run:?}");
     }
@@ -255,14 +306,26 @@ fn matrix_shows_modules_over_cores_from_wheels_and_records() {
     let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
     assert_eq!(v["first_release"]["version"], "0.3.12.post1");
     let table = &v["module_x_core"];
-    assert_eq!(table["modules"][1], "module 0.3.13.post1");
+    assert_eq!(table["modules"][3], "module 0.3.13.post1");
     assert_eq!(table["cores"][0]["source"], CUDA_RECORD);
-    let cell = &table["cells"][1][0];
+    let cell = &table["cells"][3][0];
     assert_eq!(cell["compatible"], false);
+    let miss = &cell["missing"][0];
+    assert_eq!(miss["requirement"]["object"], "ReplicateConfig.group_ids");
+    assert_eq!(miss["why"], "absent");
+    // Its origin is the module's line that writes it.
+    let module =
+        ModuleSource::read_wheel(&wheel("0.3.13.post1"), "mooncake.structured_object_store")
+            .unwrap();
+    let line = module
+        .text
+        .lines()
+        .position(|l| l == "    grouped_config.group_ids = [group_id]")
+        .unwrap()
+        + 1;
     assert_eq!(
-        cell["missing"][0]["requirement"]["object"],
-        "ReplicateConfig.group_ids"
+        miss["requirement"]["origin"],
+        format!("{}:{line}", module.display)
     );
-    assert_eq!(cell["missing"][0]["why"], "absent");
-    assert_eq!(table["cells"][1][1]["compatible"], true);
+    assert_eq!(table["cells"][3][1]["compatible"], true);
 }

@@ -18,4 +18,5 @@ mod manifest_lock;
 mod matrix;
 mod regen;
 mod verify;
+mod verify_images;
 mod verify_surface;

@@ -6,6 +6,8 @@ use mooncake_sos_upstream::source::ModuleSource;
 use std::path::{Path, PathBuf};
 
 const HINT: &str = mooncake_sos_testkit::SETUP_HINT;
+/// The images and their cores, as verify's summary names them.
+pub const IMAGES: &str = "cuda: mooncake-transfer-engine-cuda13 0.3.11.post1, rocm: mooncake-transfer-engine-non-cuda 0.3.12.post1";
 
 fn xtask(args: &[&str]) -> Run {
     crate::common::xtask(args, &[])
@@ -74,7 +76,7 @@ fn the_0_3_12_module_passes_with_its_surface_listed_use_by_use() {
     assert_eq!(
         summary,
         format!(
-            "verify: native surface of {m}: {} uses of 19 native members and 1 sibling modules; matches api.toml",
+            "verify: native surface of {m}: {} uses of 19 native members and 1 sibling modules; matches api.toml; served by every image ({IMAGES})",
             lines.len()
         )
     );
@@ -171,7 +173,16 @@ fn json_carries_the_same_facts_as_the_text() {
         assert!(l.starts_with(&format!("{m}:{}: ", u["line"])), "{u} vs {l}");
     }
     let failures = v["failures"].as_array().unwrap();
-    assert_eq!(lines.len(), uses.len() + failures.len() + 1, "{text_run:?}");
+    // And what the images cannot serve: the CUDA image's core lacks group_ids.
+    let images = v["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "{v:#}");
+    assert_eq!(images[0]["image"], "cuda");
+    assert_eq!(images[0]["subject"], "native ReplicateConfig.group_ids");
+    assert_eq!(
+        lines.len(),
+        uses.len() + failures.len() + images.len() + 1,
+        "{text_run:?}"
+    );
     let line = line_of(&text, "    grouped_config.group_ids = [group_id]");
     let failure = v["failures"]
         .as_array()

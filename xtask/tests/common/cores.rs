@@ -1,9 +1,7 @@
 //! Harness for the native-core tests: the cuda13 cores and the CUDA 13 libraries the set-up
-//! script downloads, wheels made up on the spot, and the hand-written use the 0.3.13 module
-//! makes of `ReplicateConfig.group_ids` (until the static extraction of a module's uses).
+//! script downloads, wheels made up on the spot, and a reader sharing the cores cache.
 
 use mooncake_sos_testkit::SETUP_HINT;
-use mooncake_sos_upstream::core::needs::{On, Requirement, Usage};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -117,16 +115,6 @@ pub fn compile_shared(dir: &Path, name: &str, c_source: &str) -> Vec<u8> {
         .expect("run gcc");
     assert!(status.success(), "gcc failed on {}", src.display());
     std::fs::read(&out).unwrap()
-}
-
-/// Upstream #3133 (0.3.13.post1 on): every put sets `ReplicateConfig.group_ids`.
-pub fn group_ids_write() -> Requirement {
-    Requirement {
-        object: "ReplicateConfig.group_ids".into(),
-        usage: Usage::Write { on: On::Instance },
-        required: true,
-        origin: "structured_object_store.py 0.3.13.post1 (hand-written, upstream #3133)".into(),
-    }
 }
 
 /// A reader sharing `cargo xtask core`'s cache (`target/mooncake-sos/cores`).

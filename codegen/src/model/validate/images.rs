@@ -141,6 +141,7 @@ impl Validator<'_> {
                 None
             }
         };
+        let core = self.image_core(id, img, &layer);
         Image {
             id: id.to_string(),
             dockerfile,
@@ -148,6 +149,7 @@ impl Validator<'_> {
             base_tag,
             layer,
             build_py,
+            core,
         }
     }
 }

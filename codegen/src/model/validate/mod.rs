@@ -4,6 +4,7 @@
 //! `images.rs`.
 
 mod images;
+mod layers;
 mod native;
 mod symbols;
 
@@ -107,6 +108,7 @@ impl Validator<'_> {
                  generated/python/<module>.py and copied from there): remove the key",
             );
         }
+        let files = self.upstream_files(&u.file, &path, &module);
         let drop = self.drop(raw);
         let symbols = self.symbols(&raw.symbol);
         let images = self.images(raw);
@@ -119,6 +121,7 @@ impl Validator<'_> {
             sha256,
             prs,
             raw_base_url,
+            files,
         };
         let (surface, native) = self.surface(raw, &upstream);
         Api {

@@ -1,0 +1,98 @@
+//! What an image's layer stands on: the native core the image runs on, and the extra upstream
+//! files an overlay brings with the module. `verify` and `bump` check the module against both
+//! (the core's record in `cores/`, the modules the image then has).
+
+use serde::Serialize;
+
+/// The native core an image runs on: a release whose record (`cores/<package>-<version>.json`)
+/// stands for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImageCore {
+    /// The distribution, e.g. `mooncake-transfer-engine-cuda13`.
+    pub package: String,
+    pub version: String,
+    pub source: CoreSource,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum CoreSource {
+    /// The wheel the base image installs (an overlay image's `base_package` == `base_version`).
+    BaseWheel,
+    /// Declared in api.toml: the core is built another way (from source in the base image),
+    /// and this release is the one whose surface matches it, for the reason given.
+    Declared(String),
+}
+
+impl ImageCore {
+    /// `package version`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.package, self.version)
+    }
+}
+
+/// One `[[upstream.file]]`: a file of the upstream repository at the pinned commit that the
+/// overlay installs beside the module (a sibling module the module imports, or a package's
+/// file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UpstreamFile {
+    /// The path in the repository, e.g. `mooncake-wheel/mooncake/_partial_read.py`.
+    pub path: String,
+    pub sha256: String,
+    /// Where it goes under site-packages, e.g. `mooncake/_partial_read.py`: `path` without the
+    /// directory the module's package sits in.
+    pub install: String,
+    /// The module it provides: `mooncake._partial_read`, or `mooncake.store` for
+    /// `mooncake/store/__init__.py`.
+    pub module: String,
+}
+
+/// The directory of a repository `path` that the package of `module` sits in
+/// (`mooncake-wheel/` for `mooncake-wheel/mooncake/structured_object_store.py` and
+/// `mooncake.structured_object_store`), when `path` ends with the module's own path.
+pub fn source_root<'a>(path: &'a str, module: &str) -> Option<&'a str> {
+    let own = format!("{}.py", module.replace('.', "/"));
+    path.strip_suffix(&own)
+        .filter(|root| root.is_empty() || root.ends_with('/'))
+}
+
+/// The module a file under site-packages provides (`a/b.py` -> `a.b`, `a/b/__init__.py` ->
+/// `a.b`), or `None` when it is not a `.py` file whose parts are Python names.
+pub fn module_of(install: &str) -> Option<String> {
+    let stem = install.strip_suffix(".py")?;
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    let parts: Vec<&str> = stem.split('/').collect();
+    parts
+        .iter()
+        .all(|p| super::values::is_python_identifier(p))
+        .then(|| parts.join("."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_of;
+
+    #[test]
+    fn files_name_their_modules() {
+        assert_eq!(
+            module_of("mooncake/_partial_read.py").as_deref(),
+            Some("mooncake._partial_read")
+        );
+        assert_eq!(
+            module_of("mooncake/store/__init__.py").as_deref(),
+            Some("mooncake.store")
+        );
+        assert_eq!(
+            module_of("mooncake/store/backend.py").as_deref(),
+            Some("mooncake.store.backend")
+        );
+        for bad in [
+            "mooncake/x.so",
+            "mooncake/9x.py",
+            "mooncake/a-b.py",
+            "mooncake/class.py",
+            ".py",
+        ] {
+            assert_eq!(module_of(bad), None, "{bad}");
+        }
+    }
+}

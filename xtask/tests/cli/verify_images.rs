@@ -1,0 +1,315 @@
+//! `verify` and `bump` against the images: each image's recorded core (`cores/`) must serve
+//! the module's uses, and each image must have every module of the package the module imports
+//! at module level. The real released modules, api.toml and cores/ edited in sandboxes.
+
+use crate::common::{Run, Sandbox, xtask};
+use mooncake_sos_testkit::{module_of, wheel, wheel_member};
+use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
+use std::path::PathBuf;
+
+const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
+const ROCM_RECORD: &str = "cores/mooncake-transfer-engine-non-cuda-0.3.12.post1.json";
+const GROUP_IDS: &str = "    grouped_config.group_ids = [group_id]";
+/// Upstream #3133's commit: the 0.3.13.post1 module's group_ids write.
+const COMMIT: &str = "488534c4d34e2dd0c4cc8fa5ffc8bdaedba8e3a9";
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
+        + 1
+}
+
+/// `xtask COMMAND --manifest <sandbox>/api.toml ARGS...`.
+fn run_in(repo: &Sandbox, args: &[&str]) -> Run {
+    let manifest = repo.manifest();
+    let mut all = vec![args[0], "--manifest", manifest.to_str().unwrap()];
+    all.extend(&args[1..]);
+    xtask(&all, &[])
+}
+
+/// The line verify prints when image `cuda`'s core lacks the 0.3.13 module's group_ids write.
+fn group_ids_line(module: &str, line: usize) -> String {
+    format!(
+        "{module}:{line}: native ReplicateConfig.group_ids: image cuda: expected its core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) to serve a write on instance, found absent"
+    )
+}
+
+#[test]
+fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = module_of("0.3.13.post1", dir.path());
+    let m = module.to_str().unwrap();
+    let line = line_of(&std::fs::read_to_string(&module).unwrap(), GROUP_IDS);
+    let run = xtask(&["verify", "--module", m], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let report = run.report();
+    // Beside the manifest's gap, the image's: its 0.3.11.post1 core has no group_ids. The
+    // ROCm image's core (0.3.12.post1) has it.
+    let undeclared = format!(
+        "{m}:{line}: native ReplicateConfig.group_ids: undeclared: expected a [[native]] entry"
+    );
+    assert!(report.iter().any(|l| l.starts_with(&undeclared)), "{run:?}");
+    let image: Vec<&str> = report
+        .iter()
+        .copied()
+        .filter(|l| l.contains(": image "))
+        .collect();
+    assert_eq!(image, [group_ids_line(m, line)], "{run:?}");
+
+    // bump to it refuses, naming the same, and writes nothing.
+    let repo = Sandbox::new();
+    let before = repo.snapshot();
+    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stdout.lines().any(|l| l == group_ids_line(m, line)),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("bump: refused: "),
+        "{run:?}"
+    );
+    assert!(repo.snapshot() == before, "bump wrote something");
+}
+
+/// A sandbox whose api.toml declares every use the 0.3.13.post1 module makes, so that only
+/// the images can refuse it.
+fn declaring_the_0_3_13_surface() -> Sandbox {
+    let repo = Sandbox::new();
+    // It reads replica_num too, and calls put_tensor in more ways than one overload takes.
+    repo.edit(
+        "api.toml",
+        "access = \"write\"\nby = \"consumer\"",
+        "access = \"read-write\"\nby = \"consumer\"",
+    );
+    repo.edit(
+        "api.toml",
+        "use = \"optional\"\noverload = \"key: str, tensor: object\"\n",
+        "use = \"optional\"\n",
+    );
+    let mut more = String::from(
+        "\n[[native]]\nobject = \"ReplicateConfig\"\noverload = \"\"\nreason = \"grouped configs\"\n\
+         \n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\naccess = \"read-write\"\nreason = \"#3133\"\n\
+         \n[[native]]\nobject = \"MooncakeDistributedStore.is_exist\"\nuse = \"optional\"\nreason = \"probe\"\n\
+         \n[[native]]\nobject = \"MooncakeDistributedStore.pub_tensor\"\nuse = \"optional\"\nreason = \"probe\"\n\
+         \n[[sibling]]\nmodule = \"mooncake._fast_copy\"\nuse = \"optional\"\nreason = \"probe\"\n",
+    );
+    for name in [
+        "data_type",
+        "nof_replica_num",
+        "prefer_alloc_in_same_node",
+        "preferred_nof_segments",
+        "preferred_segment",
+        "preferred_segments",
+        "with_hard_pin",
+        "with_soft_pin",
+    ] {
+        more.push_str(&format!(
+            "\n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"{name}\"\ninstance = true\naccess = \"read-write\"\nuse = \"optional\"\nreason = \"copied where present\"\n"
+        ));
+    }
+    let text = repo.read("api.toml");
+    repo.write("api.toml", &format!("{text}{more}"));
+    repo
+}
+
+#[test]
+fn bump_refuses_a_module_an_image_core_cannot_serve_and_writes_nothing() {
+    let repo = declaring_the_0_3_13_surface();
+    let module = module_of("0.3.13.post1", repo.root());
+    let m = module.to_str().unwrap();
+    let line = line_of(&std::fs::read_to_string(&module).unwrap(), GROUP_IDS);
+    // The manifest declares the module whole: only the image is left.
+    let run = run_in(&repo, &["verify", "--module", m]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.report(), [group_ids_line(m, line)], "{run:?}");
+
+    let before = repo.snapshot();
+    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], group_ids_line(m, line), "{run:?}");
+    assert!(
+        lines.last().unwrap().starts_with("bump: refused: "),
+        "{run:?}"
+    );
+    assert!(
+        repo.snapshot() == before,
+        "bump wrote something although it refused"
+    );
+}
+
+#[test]
+fn an_image_moved_to_a_core_that_serves_the_module_lets_bump_through() {
+    let repo = declaring_the_0_3_13_surface();
+    // The CUDA image on the 0.3.12.post1 wheel, whose core has group_ids: recorded from the
+    // real wheel (the cores cache makes it quick), then checked from the record.
+    repo.edit(
+        "api.toml",
+        "base_version = \"0.3.11.post1\"",
+        "base_version = \"0.3.12.post1\"",
+    );
+    let module = module_of("0.3.13.post1", repo.root());
+    let m = module.to_str().unwrap();
+    let run = run_in(&repo, &["verify", "--module", m]);
+    assert_eq!(run.code, Some(2), "no record yet: {run:?}");
+    let whl = crate::common::cores::cuda13_wheel("0.3.12.post1");
+    let libs = crate::common::cores::cuda13_libs();
+    let run = run_in(
+        &repo,
+        &[
+            "core",
+            "--record",
+            "--lib-dir",
+            &libs,
+            whl.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        repo.path("cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json")
+            .is_file()
+    );
+    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        repo.read("api.toml")
+            .contains(&format!("commit = \"{COMMIT}\""))
+    );
+}
+
+#[test]
+fn a_missing_record_stops_verify_before_any_output_naming_the_command() {
+    let repo = Sandbox::new();
+    std::fs::remove_file(repo.path(ROCM_RECORD)).unwrap();
+    let module = module_of("0.3.12.post1", repo.root());
+    let m = module.to_str().unwrap();
+    for args in [
+        vec!["verify", "--module", m],
+        vec!["verify", "--module", m, "--surface"],
+        vec!["bump", "--commit", COMMIT, "--module", m],
+    ] {
+        let run = run_in(&repo, &args);
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert_eq!(run.stdout, "", "no partial output: {run:?}");
+        let want = format!(
+            "{}: error: no record of image `rocm`'s native core mooncake-transfer-engine-non-cuda 0.3.12.post1: write it with `cargo xtask core --record WHEEL` on that release's wheel",
+            repo.path(ROCM_RECORD).display()
+        );
+        assert!(run.stderr.starts_with(&want), "{run:?}");
+    }
+    // A record of another release under that name is refused too.
+    std::fs::copy(repo.path(CUDA_RECORD), repo.path(ROCM_RECORD)).unwrap();
+    let run = run_in(&repo, &["verify", "--module", m]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "error: records mooncake-transfer-engine-cuda13 0.3.11.post1, not mooncake-transfer-engine-non-cuda 0.3.12.post1"
+        ),
+        "{run:?}"
+    );
+}
+
+/// The CUDA 13 0.3.14 wheel, and its module.
+fn release_0_3_14() -> (PathBuf, ModuleSource) {
+    let dir = std::env::var_os("MC_TEST_OTHER_WHEELS")
+        .map(PathBuf::from)
+        .expect(mooncake_sos_testkit::SETUP_HINT);
+    let whl = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.to_string_lossy()
+                .contains("mooncake_transfer_engine_cuda13-0.3.14-")
+        })
+        .expect(mooncake_sos_testkit::SETUP_HINT);
+    let module = ModuleSource::read_wheel(&whl, "mooncake.structured_object_store").unwrap();
+    (whl, module)
+}
+
+const SIBLINGS: [&str; 2] = ["_partial_read", "_structured_ranges"];
+
+#[test]
+fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
+    let (whl, module) = release_0_3_14();
+    let w = whl.to_str().unwrap();
+    let sibling_line = |image: &str, name: &str, provided: &str| {
+        format!(
+            "{}:{}: sibling mooncake.{name}: image {image}: expected the module in the image ({provided}), as it is imported at module level, found none",
+            module.display,
+            line_of(&module.text, &format!("from mooncake.{name} import"))
+        )
+    };
+    let cuda = "its base mooncake-transfer-engine-cuda13 0.3.11.post1, the module, or an [[upstream.file]]";
+    let rocm = "the core's extension modules, or the pure-Python files of mooncake-transfer-engine-non-cuda 0.3.12.post1";
+    let run = xtask(&["verify", "--wheel", w], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for name in SIBLINGS {
+        for (image, provided) in [("cuda", cuda), ("rocm", rocm)] {
+            let want = sibling_line(image, name, provided);
+            assert!(
+                run.report().contains(&want.as_str()),
+                "no {want:?}: {run:?}"
+            );
+        }
+    }
+
+    // Declared as a file set, the overlay brings both files: the CUDA image has them; the
+    // ROCm image's fill does not take the file set.
+    let repo = Sandbox::new();
+    let mut files = String::new();
+    for name in SIBLINGS {
+        let bytes = wheel_member(&whl, &format!("mooncake/{name}.py"));
+        files.push_str(&format!(
+            "\n[[upstream.file]]\npath = \"mooncake-wheel/mooncake/{name}.py\"\nsha256 = \"{}\"\n",
+            sha256_hex(&bytes)
+        ));
+    }
+    repo.edit(
+        "api.toml",
+        "\n# The Python shim",
+        &format!("{files}\n# The Python shim"),
+    );
+    let run = run_in(&repo, &["verify", "--wheel", w]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let report = run.report();
+    for name in SIBLINGS {
+        let rocm_line = sibling_line("rocm", name, rocm);
+        assert!(report.contains(&rocm_line.as_str()), "{run:?}");
+    }
+    assert!(
+        !report
+            .iter()
+            .any(|l| l.contains(": sibling ") && l.contains(": image cuda:")),
+        "{run:?}"
+    );
+
+    // 0.3.14's `mooncake/store/` package in the set would hide the base's store.so.
+    let store = wheel_member(&whl, "mooncake/store/__init__.py");
+    repo.edit(
+        "api.toml",
+        "\n# The Python shim",
+        &format!(
+            "\n[[upstream.file]]\npath = \"mooncake-wheel/mooncake/store/__init__.py\"\nsha256 = \"{}\"\n\n# The Python shim",
+            sha256_hex(&store)
+        ),
+    );
+    let run = run_in(&repo, &["verify", "--wheel", w]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let want = "api.toml [[upstream.file]] mooncake-wheel/mooncake/store/__init__.py: package mooncake.store: image cuda: expected a file that shadows no native module of the base, found the package mooncake.store over the base's native module of that name, which it would hide on import (mooncake-transfer-engine-cuda13 0.3.11.post1)";
+    assert!(run.report().contains(&want), "no {want:?}: {run:?}");
+}
+
+#[test]
+fn the_0_3_12_module_is_served_by_every_image() {
+    let whl = wheel("0.3.12.post1");
+    let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let want = format!("served by every image ({})", crate::verify_surface::IMAGES);
+    assert!(run.stdout.contains(&want), "{run:?}");
+}
