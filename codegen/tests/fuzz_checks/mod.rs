@@ -15,6 +15,10 @@ use mooncake_sos_codegen::{load_str, region, render};
 use std::collections::BTreeMap;
 
 pub mod structure;
+mod values;
+
+#[allow(unused_imports)] // each harness uses a different subset
+pub use values::{HOSTILE, check_value_bytes, check_value_structure, output_shapes, twin};
 
 pub const API_TOML: &str = include_str!("../../../api.toml");
 pub const DOCKERFILE: &str = include_str!("../../../docker/Dockerfile");
@@ -399,113 +403,5 @@ pub fn fuzz_one(data: &[u8]) {
             files.insert(path.to_owned(), text);
             check_plan(API_TOML, &files);
         }
-    }
-}
-
-/// The structure of every output, in render order: `(path, shape)`. Panics when an output
-/// does not parse as what it is (Rust, Python, a Dockerfile region): a generator bug.
-pub fn output_shapes(api: &mooncake_sos_codegen::model::Api) -> Vec<(String, Vec<String>)> {
-    let outputs = render::render_all(api)
-        .unwrap_or_else(|e| panic!("a manifest that validated failed to render: {e}"));
-    outputs
-        .iter()
-        .map(|o| {
-            let path = o.path().to_string();
-            let shape = match o {
-                render::Output::File { contents, .. } if path.ends_with(".rs") => {
-                    structure::rust_shape(contents)
-                }
-                render::Output::File { contents, .. } if path.ends_with(".py") => {
-                    structure::python_shape(contents)
-                }
-                render::Output::File { contents, .. } => {
-                    Ok(contents.lines().map(String::from).collect())
-                }
-                render::Output::Region { region, body, .. } if *region == "pins" => {
-                    structure::python_shape(body)
-                }
-                render::Output::Region { body, .. } => structure::dockerfile_shape(body),
-            };
-            let shape = shape.unwrap_or_else(|e| panic!("generated {path} is broken: {e}"));
-            (path, shape)
-        })
-        .collect()
-}
-
-/// A manifest holding a hostile value, beside its `twin` (the same manifest with that value
-/// spelt safely): the hostile one is a located error, or renders outputs that all parse and,
-/// when the twin is accepted too, have the twin's structure. A quote, a newline or `$(` in
-/// a value never ends a string, a line or an instruction.
-pub fn check_value_structure(hostile: &str, twin: &str) -> Outcome {
-    match load_str("api.toml", hostile) {
-        Err(diags) => {
-            for d in &diags.0 {
-                assert_located(d, "api.toml", hostile);
-            }
-            Outcome::Rejected
-        }
-        Ok(api) => {
-            let shapes = output_shapes(&api);
-            if let Ok(twin_api) = load_str("api.toml", twin) {
-                let expected = output_shapes(&twin_api);
-                for ((path, got), (_, want)) in shapes.iter().zip(&expected) {
-                    assert_eq!(got, want, "{path}: a value changed the structure");
-                }
-                assert_eq!(shapes.len(), expected.len(), "another set of outputs");
-            }
-            Outcome::Parsed
-        }
-    }
-}
-
-/// The hostile alphabet of the injection property; [`twin`] spells each of these `x`.
-pub const HOSTILE: &[char] = &[
-    '"', '\'', '$', '`', '\\', '\n', '\r', ' ', '\t', '#', '(', ')', ';', '|', '&', '{', '}', '<',
-    '>', '*', '\u{2028}', '\0',
-];
-
-/// The same text with every hostile character spelt `x`.
-pub fn twin(s: &str) -> String {
-    s.chars()
-        .map(|c| if HOSTILE.contains(&c) { 'x' } else { c })
-        .collect()
-}
-
-/// The `pick`-th basic string value of the real api.toml (`key = "..."`, also inside inline
-/// tables) replaced by `value`, escaped as TOML wants it.
-pub fn with_string_value(pick: usize, value: &str) -> Option<String> {
-    let spans: Vec<(usize, usize)> = API_TOML
-        .match_indices("= \"")
-        .filter_map(|(at, _)| {
-            let start = at + 3;
-            let len = API_TOML[start..].find('"')?;
-            Some((start, start + len))
-        })
-        .collect();
-    let &(start, end) = spans.get(pick % spans.len().max(1))?;
-    let mut escaped = String::new();
-    for c in value.chars() {
-        match c {
-            '"' => escaped.push_str("\\\""),
-            '\\' => escaped.push_str("\\\\"),
-            c if c.is_control() => escaped.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => escaped.push(c),
-        }
-    }
-    Some(format!(
-        "{}{escaped}{}",
-        &API_TOML[..start],
-        &API_TOML[end..]
-    ))
-}
-
-/// The fuzz input as one manifest value (the `pick`-th), beside its safe twin.
-pub fn check_value_bytes(pick: usize, data: &[u8]) {
-    let value = String::from_utf8_lossy(data);
-    if let (Some(hostile), Some(safe)) = (
-        with_string_value(pick, &value),
-        with_string_value(pick, &twin(&value)),
-    ) {
-        check_value_structure(&hostile, &safe);
     }
 }
