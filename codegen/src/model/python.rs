@@ -3,6 +3,7 @@
 //! always renders.
 
 use ruff_python_ast::{Expr, Number};
+use ruff_text_size::Ranged;
 use serde::Serialize;
 
 /// A default expression as written upstream, and its value when it is a literal.
@@ -31,8 +32,7 @@ impl std::fmt::Display for PyExpr {
 /// Parses one Python expression; an error names what is wrong with it.
 pub fn parse_expr(text: &str) -> Result<PyExpr, String> {
     let text = text.trim();
-    let parsed = ruff_python_parser::parse_expression(text)
-        .map_err(|e| format!("not a Python expression: {}", e.error))?;
+    let parsed = whole_expression(text, "expression")?;
     let literal = match parsed.expr() {
         Expr::NoneLiteral(_) => Some(PyLiteral::None),
         Expr::BooleanLiteral(b) => Some(PyLiteral::Bool(b.value)),
@@ -47,6 +47,20 @@ pub fn parse_expr(text: &str) -> Result<PyExpr, String> {
         text: text.to_owned(),
         literal,
     })
+}
+
+/// `text` parsed as one expression that is all of it: a trailing comment (`None  # x`)
+/// would make the text say more than the value.
+fn whole_expression(
+    text: &str,
+    what: &str,
+) -> Result<ruff_python_parser::Parsed<ruff_python_ast::ModExpression>, String> {
+    let parsed = ruff_python_parser::parse_expression(text)
+        .map_err(|e| format!("not a Python {what}: {}", e.error))?;
+    if parsed.expr().range().end().to_usize() != text.len() {
+        return Err(format!("not only a Python {what}: text follows it"));
+    }
+    Ok(parsed)
 }
 
 /// What an annotation tells the bindings about a value.
@@ -73,8 +87,7 @@ pub fn value_type(annotation: Option<&str>) -> Result<ValueType, String> {
     let Some(text) = annotation else {
         return Ok(ValueType::Object);
     };
-    let parsed = ruff_python_parser::parse_expression(text.trim())
-        .map_err(|e| format!("not a Python annotation: {}", e.error))?;
+    let parsed = whole_expression(text.trim(), "annotation")?;
     let name = |e: &Expr| match e {
         Expr::Name(n) => Some(n.id.to_string()),
         _ => None,
@@ -118,7 +131,7 @@ mod tests {
         assert_eq!(lit("None"), Some(PyLiteral::None));
         assert_eq!(lit("DEFAULT_BUNDLE_CHUNK_BYTES"), None);
         assert_eq!(lit("64 * 1024**2"), None);
-        for bad in ["'a", "a b", "", "x = 1", "'''a"] {
+        for bad in ["'a", "a b", "", "x = 1", "'''a", "None  # x", "(1) #"] {
             assert!(parse_expr(bad).is_err(), "{bad}");
         }
     }
