@@ -3,6 +3,7 @@
 //! Symbols and parameters are in `symbols.rs`, the native surface in `native.rs`, images in
 //! `images.rs`.
 
+mod clashes;
 mod images;
 mod layers;
 mod native;
@@ -111,6 +112,7 @@ impl Validator<'_> {
         let files = self.upstream_files(&u.file, &path, &module);
         let drop = self.drop(raw);
         let symbols = self.symbols(&raw.symbol);
+        self.name_clashes(&raw.symbol);
         let images = self.images(raw);
         let upstream = Upstream {
             repo,

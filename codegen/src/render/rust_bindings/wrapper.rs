@@ -3,11 +3,11 @@
 //! argument building, error context and the master's liveness.
 
 use super::{doc, ident};
+use crate::model::names;
 use crate::model::{
     Api, DefaultValue, Method, Param, ParamKind, PyLiteral, RustType, SymbolKind, ValueType,
 };
 use crate::render::RenderError;
-use heck::ToUpperCamelCase;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -214,7 +214,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> TokenStream {
     let store_param = init.iter().find(|p| p.value_type == ValueType::Store);
     let store_name = store_param.map(|p| p.name.as_str()).unwrap_or("store");
     let init_opts = keyword_options(init);
-    let init_opts_ty = format_ident!("{}Options", name);
+    let init_opts_ty = format_ident!("{}", names::options_struct(name));
     let init_struct = options(&init_opts_ty, &format!("{name}(...)"), &init_opts);
     let init_steps = option_steps(&init_opts);
     let unused = init_steps.is_empty().then(|| quote! { let _ = options; });
@@ -222,7 +222,7 @@ fn class(name: &str, init: &[Param], methods: &[Method]) -> TokenStream {
     let mut fns = Vec::new();
     for method in methods {
         let opts = keyword_options(&method.params);
-        let opts_ty = format_ident!("{}Options", method.name.to_upper_camel_case());
+        let opts_ty = format_ident!("{}", names::options_struct(&method.name));
         let args = positional(&method.params);
         let (ret, convert) = returns(method.returns);
         let key = method.name.as_str();
