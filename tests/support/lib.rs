@@ -7,6 +7,7 @@ pub mod docker;
 pub mod doctored;
 pub mod process;
 pub mod scenarios;
+pub mod venvs;
 pub mod workload;
 
 pub use mooncake_sos_testkit::{SETUP_HINT, repo_root};
