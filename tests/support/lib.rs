@@ -2,6 +2,7 @@
 //! `mooncake_master` on free loopback ports (stopped on drop), and the round-trip scenarios
 //! the embedded-store and real-master tests both run.
 
+pub mod consumer;
 pub mod data;
 pub mod docker;
 pub mod doctored;
