@@ -235,3 +235,27 @@ fn bad_flags_are_usage_errors() {
         assert!(started.elapsed() < Duration::from_secs(5), "{args:?}");
     }
 }
+
+/// Without a mooncake_master (not in the package, not on PATH) nothing can run: exit 1, said.
+#[test]
+fn no_master_fails_the_smoke_saying_so() {
+    let venv = ReleaseVenv::new("0.3.12.post1");
+    std::fs::remove_file(&venv.env.master).unwrap();
+    let shim = shim_dir();
+    let out = smoke_command(&venv.env.python, shim.path(), &["--smoke"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "smoke: FAILED: no mooncake_master in the installed mooncake package, nor on PATH\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("smoke: 0 ok, 1 failed, 0 not run;"),
+        "{stdout}"
+    );
+}
