@@ -535,7 +535,8 @@ def _smoke_worker(name: str, rpc_port: int, metrics_port: int) -> None:
                 f"{c['name']}: MooncakeBundleTransfer", f"store, key_prefix={scenario['key_prefix']!r}",
                 lambda: module.MooncakeBundleTransfer(stores[c["name"]], key_prefix=scenario["key_prefix"]))
         put, get = scenario["put"], scenario["get"]
-        data = {f["name"]: _value(f) for f in scenario["fields"]}
+        data = call("values", "the fields' rows as numpy arrays, torch tensors or plain data",
+                    lambda: {f["name"]: _value(f) for f in scenario["fields"]})
         schemas = {}
         for f in scenario["fields"]:
             metadata = {"section": f["section"]} if f["dtype"] is None else {"section": f["section"], "dtype": f["dtype"]}
