@@ -5,11 +5,13 @@ pub mod layers;
 pub mod names;
 pub mod native;
 pub mod python;
+pub mod scenarios;
 mod validate;
 pub mod values;
 
 pub use layers::{CoreSource, ImageCore, UpstreamFile};
-pub use python::{PyExpr, PyLiteral, ValueType};
+pub use python::{PyData, PyExpr, PyLiteral, ValueType};
+pub use scenarios::Scenario;
 pub use validate::validate;
 pub use values::RelPath;
 
@@ -31,6 +33,8 @@ pub struct Api {
     /// the sibling modules the module imports; `verify` compares the module's source with it.
     pub surface: native::NativeSurface,
     pub images: Vec<Image>,
+    /// The consumer's calls with its values (`[[scenario]]`).
+    pub scenarios: Vec<Scenario>,
 }
 
 #[derive(Clone, Debug, Serialize)]

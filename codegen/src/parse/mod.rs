@@ -3,8 +3,10 @@
 //! everything else is checked in `model::validate`.
 
 mod layers;
+mod scenarios;
 
 pub use layers::{RawImageCore, RawUpstreamFile};
+pub use scenarios::{RawClient, RawField, RawGet, RawPut, RawScenario};
 
 use crate::diag::{Diagnostic, Source};
 use serde::Deserialize;
@@ -28,6 +30,8 @@ pub struct RawManifest {
     pub sibling: Vec<S<RawSibling>>,
     #[serde(default)]
     pub image: BTreeMap<String, S<RawImage>>,
+    #[serde(default)]
+    pub scenario: Vec<S<RawScenario>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,7 @@ mod clashes;
 mod images;
 mod layers;
 mod native;
+mod scenarios;
 mod symbols;
 
 use super::values::*;
@@ -126,6 +127,7 @@ impl Validator<'_> {
             files,
         };
         let (surface, native) = self.surface(raw, &upstream);
+        let scenarios = self.scenarios(&raw.scenario);
         Api {
             name,
             upstream,
@@ -135,6 +137,7 @@ impl Validator<'_> {
             native,
             surface,
             images,
+            scenarios,
         }
     }
 
