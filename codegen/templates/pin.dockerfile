@@ -23,4 +23,5 @@ RUN set -eu; \
     installed="$(python3 -c 'import importlib.metadata as m; print(m.version("{{ package }}"))')"; \
     [ "$installed" = "{{ version }}" ] || { echo "{{ c.name }} pin: error: {{ package }} is $installed after installing {{ version }}" >&2; exit 1; }; \
     echo "{{ c.name }} pin: {{ package }} {{ base_version }} -> {{ version }} (the whole wheel: module, native core, master)"
+LABEL io.{{ c.name }}.pinned="{{ requirement }}"
 {% include "import_check.dockerfile" %}
