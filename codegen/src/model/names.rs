@@ -149,6 +149,9 @@ pub const SHIM_NAMES: &[&str] = &[
     "report",
     "describe",
     "main",
+    "SCENARIOS",
+    "SMOKE_TIMEOUT",
+    "smoke",
 ];
 
 #[cfg(test)]
