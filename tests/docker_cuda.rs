@@ -11,8 +11,7 @@
 
 use mooncake_sos_codegen::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
-    api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo,
-    sha256_hex,
+    api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo, sha256_hex,
 };
 use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
 use std::sync::OnceLock;

@@ -10,8 +10,8 @@
 use mooncake_sos_codegen::model::Layer;
 use mooncake_sos_testkit::env_path;
 use mooncake_sos_tests::docker::fixtures::{
-    api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest,
-    regenerated_repo, sha256_hex,
+    api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest, regenerated_repo,
+    sha256_hex,
 };
 use mooncake_sos_tests::docker::{Bases, Build, Failure, LocalIndex, python_json};
 use std::io::Read;
@@ -214,7 +214,8 @@ fn the_old_overlay_on_the_0_3_11_core_fails_at_the_smoke_naming_setup() {
     let dockerfile =
         std::fs::read_to_string(repo.path().join("docker/Dockerfile")).expect("Dockerfile");
     assert!(
-        dockerfile.contains("# >>> api.toml: mooncake-sos overlay (") && !dockerfile.contains("pip install"),
+        dockerfile.contains("# >>> api.toml: mooncake-sos overlay (")
+            && !dockerfile.contains("pip install"),
         "{dockerfile}"
     );
     let failure = overlay(
