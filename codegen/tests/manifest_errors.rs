@@ -328,24 +328,24 @@ const CASES: &[Case] = &[
     ),
     case(
         "unknown strategy",
-        "strategy = \"overlay\"",
+        "strategy = \"pin\"",
         "strategy = \"patch\"",
         "\"patch\"",
         "unknown strategy",
     ),
     case(
-        "overlay without base_package",
+        "pin without base_package",
         "base_package = \"mooncake-transfer-engine-cuda13\"\n",
         "",
         "[image.cuda]",
         "needs `base_package`",
     ),
     case(
-        "fill key on an overlay image",
+        "fill key on a pin image",
         "base_package = \"mooncake-transfer-engine-cuda13\"",
         "base_package = \"mooncake-transfer-engine-cuda13\"\nfill_version = \"1.0\"",
         "\"1.0\"",
-        "`fill_version` does not apply to strategy overlay",
+        "`fill_version` does not apply to strategy pin",
     ),
     case(
         "dockerfile outside the repo",
