@@ -185,3 +185,18 @@ pub fn columns(
     }
     Ok(columns)
 }
+
+/// Prints a report (`verify --surface`, `verify --consumer`) with the images' findings and the
+/// verdict as one JSON document: the report's fields, `images` and `ok`.
+pub fn print_json_report(
+    report: &impl serde::Serialize,
+    findings: &[ImageFinding],
+    ok: bool,
+) -> Result<(), BadInput> {
+    let json = |e: serde_json::Error| BadInput(format!("error: cannot write the JSON report: {e}"));
+    let mut value = serde_json::to_value(report).map_err(json)?;
+    value["images"] = serde_json::to_value(findings).map_err(json)?;
+    value["ok"] = ok.into();
+    println!("{value:#}");
+    Ok(())
+}

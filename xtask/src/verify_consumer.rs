@@ -1,7 +1,7 @@
 //! `verify --consumer FILE... [--json]`: what consumer sources use of the API and of the
 //! native core, against api.toml and every image's core.
 
-use crate::exit::{BadInput, Outcome, Result};
+use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_upstream::consumer;
 use mooncake_sos_upstream::core::images::{self, ImageFinding};
@@ -25,12 +25,7 @@ pub fn run(manifest: &Manifest, files: &[PathBuf], json: bool) -> Result {
         .collect();
     let ok = report.ok() && findings.is_empty();
     if json {
-        let mut value = serde_json::to_value(&report)
-            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
-        value["images"] = serde_json::to_value(&findings)
-            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
-        value["ok"] = ok.into();
-        println!("{value:#}");
+        crate::upstream::print_json_report(&report, &findings, ok)?;
     } else {
         let native_module = &api.upstream.native_module;
         for line in report.use_lines(native_module) {

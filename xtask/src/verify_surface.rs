@@ -1,7 +1,7 @@
 //! `verify --surface [--json]`: the module's native surface and how it compares with api.toml
 //! and with every image (its core's record, the modules of the package it has).
 
-use crate::exit::{BadInput, Outcome, Result};
+use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::source::ModuleSource;
@@ -16,12 +16,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, json: bool) -> Result {
     let findings = images::check(&sides, &report.file, &report.uses);
     let ok = report.ok() && findings.is_empty();
     if json {
-        let mut value = serde_json::to_value(&report)
-            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
-        value["images"] = serde_json::to_value(&findings)
-            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
-        value["ok"] = ok.into();
-        println!("{value:#}");
+        crate::upstream::print_json_report(&report, &findings, ok)?;
     } else {
         for line in report.use_lines() {
             println!("{line}");
