@@ -8,6 +8,7 @@
 pub mod diag;
 pub mod input;
 pub mod model;
+pub mod nesting;
 pub mod parse;
 pub mod region;
 pub mod render;

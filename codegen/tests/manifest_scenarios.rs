@@ -260,3 +260,34 @@ fn a_scenario_with_nowhere_to_put_is_located() {
         "unknown field `retries`",
     );
 }
+
+/// Text nested past what the parser's recursive tree can hold (a million `-`, brackets or
+/// `.b`) is a located error before it is parsed, in a scenario value and in any other Python
+/// expression of the manifest; it used to overflow the stack and abort the generator.
+#[test]
+fn deeply_nested_expressions_are_located_not_a_stack_overflow() {
+    let deep = [
+        format!("{}7", "-".repeat(1_000_000)),
+        format!("{}{}", "[".repeat(300_000), "]".repeat(300_000)),
+        format!("a{}", ".b".repeat(500_000)),
+    ];
+    for value in &deep {
+        error_at(
+            &edit("value = \"7\"", &format!("value = \"{value}\"")),
+            &format!("value = |\"{}", &value[..3]),
+            "nests more deeply than",
+        );
+        error_at(
+            &edit("default = \"'bundle'\"", &format!("default = \"{value}\"")),
+            &format!("default = |\"{}", &value[..3]),
+            "nests more deeply than",
+        );
+    }
+    // Nesting a data literal may hold is still read.
+    let nested = format!("{}1{}", "[".repeat(16), "]".repeat(16));
+    let api = load_str(
+        "api.toml",
+        &edit("value = \"7\"", &format!("value = \"{nested}\"")),
+    );
+    assert!(api.is_ok(), "{:?}", api.err().map(|d| d.to_string()));
+}

@@ -12,8 +12,7 @@
 //! siblings) — except a `,` inside a `lambda`'s parameters, which does not end the lambda.
 
 use crate::source::{LoadError, ModuleSource};
-use ruff_python_ast::token::TokenKind;
-use ruff_python_parser::{Mode, lexer};
+use mooncake_sos_codegen::nesting::{Bound, Limits};
 
 /// The deepest expression accepted, as this module measures it (an upper bound: every
 /// operator counts). Over 73,760 real Python files (1 GB: CPython's stdlib, numpy, sympy,
@@ -28,6 +27,16 @@ pub const MAX_INDENT: usize = 100;
 /// 10,000 nested operators take ~0.6 MiB to parse and drop, 10,000 nested f-strings ~1.1
 /// MiB; a debug build and the walks on top take a few times more. Reserved, not touched.
 pub const PARSE_STACK: usize = 64 << 20;
+
+const LIMITS: Limits = Limits {
+    depth: MAX_DEPTH,
+    brackets: MAX_BRACKETS,
+    indent: MAX_INDENT,
+};
+
+fn violation(text: &str) -> Option<Bound> {
+    mooncake_sos_codegen::nesting::violation(text, &LIMITS)
+}
 
 /// The first place where `source` nests past a bound, as a located error.
 pub fn check(source: &ModuleSource) -> Result<(), LoadError> {
@@ -70,13 +79,6 @@ pub fn check(source: &ModuleSource) -> Result<(), LoadError> {
     ))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Bound {
-    Indent,
-    Brackets,
-    Depth,
-}
-
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -89,89 +91,6 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
         i += 1;
     }
     i.min(s.len())
-}
-
-/// Which bound `text` exceeds first, if any; stops lexing there.
-fn violation(text: &str) -> Option<Bound> {
-    let mut lx = lexer::lex(text, Mode::Module);
-    // Per open bracket level: tokens counted since the level's last separator, and how many
-    // `lambda`s wait for their `:`.
-    let mut levels: Vec<(usize, usize)> = vec![(0, 0)];
-    let mut depth = 0usize; // the sum of the counts along `levels`
-    let mut indent = 0usize;
-    loop {
-        let kind = lx.next_token();
-        let (count, lambdas) = levels.last_mut().expect("level 0 is never popped");
-        match kind {
-            TokenKind::EndOfFile => return None,
-            TokenKind::Indent => {
-                indent += 1;
-                if indent > MAX_INDENT {
-                    return Some(Bound::Indent);
-                }
-            }
-            TokenKind::Dedent => indent = indent.saturating_sub(1),
-            TokenKind::Comma if *lambdas > 0 => {}
-            TokenKind::Comma | TokenKind::Semi | TokenKind::Newline => {
-                depth -= *count;
-                *count = 0;
-            }
-            TokenKind::Colon if *lambdas > 0 => *lambdas -= 1,
-            TokenKind::Lpar
-            | TokenKind::Lsqb
-            | TokenKind::Lbrace
-            | TokenKind::FStringStart
-            | TokenKind::TStringStart => {
-                *count += 1;
-                depth += 1;
-                levels.push((0, 0));
-                if levels.len() > MAX_BRACKETS {
-                    return Some(Bound::Brackets);
-                }
-            }
-            TokenKind::Rpar
-            | TokenKind::Rsqb
-            | TokenKind::Rbrace
-            | TokenKind::FStringEnd
-            | TokenKind::TStringEnd => {
-                if levels.len() > 1 {
-                    let (count, _) = levels.pop().expect("more than one level");
-                    depth -= count;
-                }
-            }
-            k if adds_no_level(k) => {}
-            k => {
-                if k == TokenKind::Lambda {
-                    *lambdas += 1;
-                }
-                *count += 1;
-                depth += 1;
-            }
-        }
-        if depth > MAX_DEPTH {
-            return Some(Bound::Depth);
-        }
-    }
-}
-
-/// Operands and trivia: they sit inside a level, they do not open one.
-fn adds_no_level(kind: TokenKind) -> bool {
-    matches!(
-        kind,
-        TokenKind::Name
-            | TokenKind::Int
-            | TokenKind::Float
-            | TokenKind::Complex
-            | TokenKind::String
-            | TokenKind::FStringMiddle
-            | TokenKind::TStringMiddle
-            | TokenKind::Comment
-            | TokenKind::NonLogicalNewline
-            | TokenKind::None
-            | TokenKind::True
-            | TokenKind::False
-            | TokenKind::Ellipsis
-    )
 }
 
 /// Runs `f` on a thread with [`PARSE_STACK`] of stack after [`check`]: the parse, the walk

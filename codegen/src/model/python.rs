@@ -2,6 +2,7 @@
 //! ruff's parser into typed values, so no renderer parses a string again: a validated model
 //! always renders.
 
+use crate::nesting::{self, Limits};
 use ruff_python_ast::{Expr, Number};
 use ruff_text_size::Ranged;
 use serde::Serialize;
@@ -128,12 +129,28 @@ fn number(e: &Expr, negative: bool) -> Result<PyData, String> {
     }
 }
 
+/// How deeply a manifest expression may nest before it is parsed: far more than any default,
+/// annotation or data literal needs, far less than what overflows the stack (a million
+/// nested `-` or brackets did, aborting the generator).
+const EXPRESSION_LIMITS: Limits = Limits {
+    depth: 200,
+    brackets: 100,
+    indent: 100,
+};
+
 /// `text` parsed as one expression that is all of it: a trailing comment (`None  # x`)
 /// would make the text say more than the value.
 fn whole_expression(
     text: &str,
     what: &str,
 ) -> Result<ruff_python_parser::Parsed<ruff_python_ast::ModExpression>, String> {
+    if nesting::violation(text, &EXPRESSION_LIMITS).is_some() {
+        return Err(format!(
+            "not a Python {what} this tool reads: it nests more deeply than {} brackets or {} \
+             operators",
+            EXPRESSION_LIMITS.brackets, EXPRESSION_LIMITS.depth
+        ));
+    }
     let parsed = ruff_python_parser::parse_expression(text)
         .map_err(|e| format!("not a Python {what}: {}", e.error))?;
     if parsed.expr().range().end().to_usize() != text.len() {
