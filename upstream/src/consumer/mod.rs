@@ -170,7 +170,7 @@ pub fn check(api: &Api, sources: &[ModuleSource]) -> Result<ConsumerReport, Load
             .members
             .iter()
             .filter(|m| !m.dict_keys.is_empty())
-            .map(|m| m.object.as_str())
+            .map(|m| (m.object.as_str(), dict_param(m)))
             .collect(),
     };
     let mut files = Vec::new();
@@ -197,6 +197,19 @@ pub fn check(api: &Api, sources: &[ModuleSource]) -> Result<ConsumerReport, Load
     }
     let unused = unused(api, &files);
     Ok(ConsumerReport { files, unused })
+}
+
+/// The name of a dict-taking callable's first parameter, as its overload declares it: the
+/// dict may be passed by that keyword (`setup(config={...})`).
+fn dict_param(m: &mooncake_sos_codegen::model::native::NativeMember) -> Option<String> {
+    let mooncake_sos_codegen::model::native::MemberKind::Callable {
+        overload: Some(text),
+    } = &m.kind
+    else {
+        return None;
+    };
+    let params = mooncake_sos_codegen::model::native::overload_params(text).ok()?;
+    params.into_iter().next().map(|p| p.name)
 }
 
 /// Declarations no consumer file uses: symbols, methods, `by = "consumer"` native members and

@@ -179,3 +179,68 @@ fn a_consumer_that_does_not_parse_is_located() {
     let e = check(&api(), &[source]).unwrap_err();
     assert_eq!(e.location, "bad.py:1:7");
 }
+
+/// Setup dicts built in the ways a consumer may build them: each holds one undeclared key,
+/// which fails at the setup call's line (each used to pass: the dict passed by keyword, a
+/// module-level dict used in a function, `|=`, `|`, `**`, `dict(d, k=...)`, a nested function).
+#[test]
+fn every_way_of_building_a_setup_dict_is_followed() {
+    let cases: &[(&str, usize)] = &[
+        ("s.setup(config={\"bogus\": 1})", 3),
+        (
+            "CFG = {\"protocol\": \"tcp\", \"bogus\": 1}\ndef main():\n    s.setup(CFG)",
+            5,
+        ),
+        (
+            "CFG = {\"protocol\": \"tcp\"}\ndef main():\n    CFG[\"bogus\"] = 2\n    s.setup(CFG)",
+            6,
+        ),
+        ("e = {}\ne |= {\"bogus\": 1}\ns.setup(e)", 5),
+        ("e = {}\ns.setup(e | {\"bogus\": 1})", 4),
+        (
+            "b = {\"bogus\": 1}\ns.setup({**b, \"protocol\": \"tcp\"})",
+            4,
+        ),
+        ("b = {\"protocol\": \"tcp\"}\ns.setup(dict(b, bogus=1))", 4),
+        (
+            "def f():\n    def g():\n        return {\"bogus\": 1}\n    return g()\ns.setup(f())",
+            7,
+        ),
+    ];
+    for (body, line) in cases {
+        let text = format!(
+            "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\n{body}\n"
+        );
+        let lines = failures(&text);
+        assert_eq!(lines.len(), 1, "{body}: {lines:#?}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "consumer.py:{line}: native MooncakeDistributedStore.setup: dict key:"
+            )) && lines[0].ends_with("found \"bogus\""),
+            "{body}: {}",
+            lines[0]
+        );
+    }
+    // A name assigned in the function is the function's own: the module's keys are not its.
+    let text = "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\n\
+CFG = {\"bogus\": 1}\ndef f():\n    CFG = {\"protocol\": \"tcp\"}\n    s.setup(CFG)\n";
+    assert!(failures(text).is_empty(), "{:#?}", failures(text));
+}
+
+/// A name assigned from itself many times (`d = d`, 50 times) used to take 50^8 lookups:
+/// each name is worked out once, and a cycle holds keys not known statically.
+#[test]
+fn self_referring_names_do_not_hang() {
+    let mut text = String::from(
+        "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\nd = {\"bogus\": 1}\n",
+    );
+    for _ in 0..200 {
+        text.push_str("d = d\n");
+    }
+    text.push_str("s.setup(d)\n");
+    let started = std::time::Instant::now();
+    let lines = failures(&text);
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
+}

@@ -45,24 +45,17 @@ pub(super) struct Names<'a> {
     pub native_module: &'a str,
     /// API symbols whose call makes an instance (classes and dataclasses).
     pub classes: BTreeSet<&'a str>,
-    /// Native callables declared with `dict_keys`, as `Class.method` paths.
-    pub dict_members: BTreeSet<&'a str>,
+    /// Native callables declared with `dict_keys`, as `Class.method` paths, with the name of
+    /// the dict's parameter (it may be passed by keyword).
+    pub dict_members: BTreeMap<&'a str, Option<String>>,
 }
 
 pub(super) fn uses(body: &[Stmt], text: &str, names: &Names<'_>) -> Vec<ConsumerUse> {
-    let functions = body
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::FunctionDef(f) => Some((f.name.as_str(), &f.body[..])),
-            _ => None,
-        })
-        .collect();
     let mut walk = Walk {
         names,
         text,
         lines: Lines::new(text),
         bindings: HashMap::new(),
-        functions,
         scopes: vec![body],
         record: false,
         changed: false,
@@ -88,7 +81,6 @@ struct Walk<'a, 'n> {
     text: &'a str,
     lines: Lines,
     bindings: HashMap<String, Val>,
-    functions: HashMap<&'a str, &'a [Stmt]>,
     /// The bodies of the enclosing functions, the module's first.
     scopes: Vec<&'a [Stmt]>,
     record: bool,
@@ -257,11 +249,22 @@ impl<'a> Walk<'a, '_> {
                 ..
             } => {
                 let path = format!("{class}.{name}");
-                if self.names.dict_members.contains(path.as_str())
-                    && let Some(first) = c.arguments.args.first()
-                {
-                    let scope = *self.scopes.last().expect("the module scope");
-                    let keys = Keys::of(first, scope, &self.functions);
+                let dict = self
+                    .names
+                    .dict_members
+                    .get(path.as_str())
+                    .and_then(|param| {
+                        c.arguments.args.first().or_else(|| {
+                            let param = param.as_deref()?;
+                            let by_name = c.arguments.keywords.iter();
+                            by_name
+                                .filter(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == param))
+                                .map(|k| &k.value)
+                                .next()
+                        })
+                    });
+                if let Some(first) = dict {
+                    let keys = Keys::of(first, &self.scopes);
                     let kind = UseKind::DictKeys {
                         keys: keys.known.into_iter().collect(),
                         unknown: keys.unknown,
