@@ -75,6 +75,13 @@ pub(super) fn api_failures(api: &Api, uses: &[ConsumerUse]) -> Vec<Finding> {
             continue;
         }
         match (declared(api, &u.subject), &u.kind) {
+            // What `*` binds is known only at run time; the declared names it binds are
+            // followed, so their calls are checked too.
+            (None, UseKind::Import) if u.subject == "*" => out.push(finding(
+                "star import",
+                "named imports (`from module import A, B`)".into(),
+                "`import *`, whose names are known only at run time".into(),
+            )),
             (None, _) => {
                 let entry = if u.subject.contains('.') {
                     "a method of the [[symbol]] entry"

@@ -165,6 +165,14 @@ pub fn check(api: &Api, sources: &[ModuleSource]) -> Result<ConsumerReport, Load
             })
             .map(|s| s.name.as_str())
             .collect(),
+        symbols: api.symbols.iter().map(|s| s.name.as_str()).collect(),
+        native_names: api
+            .surface
+            .members
+            .iter()
+            .map(|m| m.object.as_str())
+            .filter(|o| !o.contains('.'))
+            .collect(),
         dict_members: api
             .surface
             .members

@@ -244,3 +244,87 @@ fn self_referring_names_do_not_hang() {
     assert_eq!(lines.len(), 1, "{lines:#?}");
     assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
 }
+
+/// A class deriving from an API class: calls on its instances, on `self` and on `super()` in
+/// it reach the API class's declarations (they used to pass unchecked); what it defines
+/// itself (methods, class attributes, `self.x`) is not the API's, and an own `__init__` takes
+/// what it likes.
+#[test]
+fn subclasses_of_api_classes_are_checked() {
+    let text = "from mooncake.structured_object_store import MooncakeBundleTransfer as MBT
+class My(MBT):
+    limit = 3
+    def go(self):
+        self.count = 1
+        self.put({}, bad_a=True)
+        super().get()
+        return self.limit, self.count, self.go
+class Mine(My):
+    def __init__(self, x, y):
+        super().__init__(x, bogus_init=y)
+m = My(None, bad_b=1)
+m.put({}, type=\"dict\")
+m.go()
+n = Mine(1, 2)
+n.put({}, bad_c=True)
+class Plain:
+    def f(self):
+        self.put({}, not_api=1)
+";
+    let lines = failures(text);
+    let expect = [
+        (
+            "consumer.py:6: MooncakeBundleTransfer.put: call:",
+            "no parameter `bad_a`",
+        ),
+        (
+            "consumer.py:7: MooncakeBundleTransfer.get: call:",
+            "missing `ref`",
+        ),
+        (
+            "consumer.py:11: MooncakeBundleTransfer: call:",
+            "no parameter `bogus_init`",
+        ),
+        (
+            "consumer.py:12: MooncakeBundleTransfer: call:",
+            "no parameter `bad_b`",
+        ),
+        (
+            "consumer.py:16: MooncakeBundleTransfer.put: call:",
+            "no parameter `bad_c`",
+        ),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
+    for (line, (start, end)) in lines.iter().zip(expect) {
+        assert!(line.starts_with(start) && line.ends_with(end), "{line}");
+    }
+}
+
+/// `from module import *` fails with what it is (not "undeclared `*`"), and the declared
+/// names it binds are followed: their calls are checked as if imported by name.
+#[test]
+fn a_star_import_fails_as_such_and_its_names_are_followed() {
+    let text = "from mooncake.structured_object_store import *
+t = MooncakeBundleTransfer(None)
+t.put({}, compression=True)
+export_ref(1, 2)
+";
+    let lines = failures(text);
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert!(
+        lines[0].starts_with("consumer.py:1: *: star import: expected named imports"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with("consumer.py:3: MooncakeBundleTransfer.put: call:"));
+    assert!(
+        lines[1].ends_with("no parameter `compression`"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("consumer.py:4: export_ref: call:"),
+        "{}",
+        lines[2]
+    );
+}

@@ -45,6 +45,10 @@ pub(super) struct Names<'a> {
     pub native_module: &'a str,
     /// API symbols whose call makes an instance (classes and dataclasses).
     pub classes: BTreeSet<&'a str>,
+    /// What a `*` import binds, as far as api.toml knows: every symbol, and the native
+    /// module's declared top-level names.
+    pub symbols: Vec<&'a str>,
+    pub native_names: Vec<&'a str>,
     /// Native callables declared with `dict_keys`, as `Class.method` paths, with the name of
     /// the dict's parameter (it may be passed by keyword).
     pub dict_members: BTreeMap<&'a str, Option<String>>,
@@ -57,6 +61,8 @@ pub(super) fn uses(body: &[Stmt], text: &str, names: &Names<'_>) -> Vec<Consumer
         lines: Lines::new(text),
         bindings: HashMap::new(),
         scopes: vec![body],
+        subclasses: HashMap::new(),
+        class: None,
         record: false,
         changed: false,
         uses: Vec::new(),
@@ -83,9 +89,69 @@ struct Walk<'a, 'n> {
     bindings: HashMap<String, Val>,
     /// The bodies of the enclosing functions, the module's first.
     scopes: Vec<&'a [Stmt]>,
+    /// The file's classes that derive from an API class: the API class, and what they
+    /// define themselves (which is not the API's).
+    subclasses: HashMap<String, Subclass>,
+    /// The subclass whose body is being walked (`self` and `super()` in it).
+    class: Option<String>,
     record: bool,
     changed: bool,
     uses: Vec<ConsumerUse>,
+}
+
+struct Subclass {
+    base: String,
+    own: BTreeSet<String>,
+}
+
+/// `self.X = ...` targets anywhere in a class body: the instance's own attributes.
+struct SelfAttrs(BTreeSet<String>);
+
+impl<'a> Visitor<'a> for SelfAttrs {
+    fn visit_stmt(&mut self, s: &'a Stmt) {
+        let targets: Vec<&Expr> = match s {
+            Stmt::Assign(a) => a.targets.iter().collect(),
+            Stmt::AnnAssign(a) => vec![&a.target],
+            Stmt::AugAssign(a) => vec![&a.target],
+            _ => Vec::new(),
+        };
+        for t in targets {
+            if let Expr::Attribute(a) = t
+                && matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "self")
+            {
+                self.0.insert(a.attr.to_string());
+            }
+        }
+        visitor::walk_stmt(self, s);
+    }
+}
+
+/// The names a class body defines: its functions, assigned names and `self.X` attributes.
+fn defined(body: &[Stmt]) -> BTreeSet<String> {
+    let mut attrs = SelfAttrs(BTreeSet::new());
+    attrs.visit_body(body);
+    let mut out = attrs.0;
+    for s in body {
+        match s {
+            Stmt::FunctionDef(f) => {
+                out.insert(f.name.to_string());
+            }
+            Stmt::ClassDef(c) => {
+                out.insert(c.name.to_string());
+            }
+            Stmt::Assign(a) => out.extend(a.targets.iter().filter_map(|t| match t {
+                Expr::Name(n) => Some(n.id.to_string()),
+                _ => None,
+            })),
+            Stmt::AnnAssign(a) => {
+                if let Expr::Name(n) = &*a.target {
+                    out.insert(n.id.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `a`, `a.b.c` for a name or a chain of attributes on a name.
@@ -148,6 +214,18 @@ impl<'a> Walk<'a, '_> {
             let name = alias.name.as_str();
             let key = alias.asname.as_ref().unwrap_or(&alias.name).to_string();
             match from {
+                Some(origin) if name == "*" => {
+                    if origin == Origin::Api {
+                        self.push(self.line(alias), name.to_owned(), UseKind::Import);
+                    }
+                    let names = match origin {
+                        Origin::Api => &self.names.symbols,
+                        Origin::Native => &self.names.native_names,
+                    };
+                    for n in names.clone() {
+                        self.bind(n.to_owned(), Val::Name(origin, n.to_owned()));
+                    }
+                }
                 Some(origin) => {
                     if origin == Origin::Api {
                         self.push(self.line(alias), name.to_owned(), UseKind::Import);
@@ -165,7 +243,7 @@ impl<'a> Walk<'a, '_> {
 
     /// `base.attr`, recording a reference to an API member unless it is being called.
     fn member(&mut self, base: Option<Val>, attr: &str, line: usize, called: bool) -> Option<Val> {
-        let (origin, class, on_class) = match base? {
+        let (origin, mut class, on_class) = match base? {
             Val::Module(origin) => {
                 if origin == Origin::Api && !called {
                     self.push(line, attr.to_owned(), UseKind::Reference);
@@ -176,6 +254,13 @@ impl<'a> Walk<'a, '_> {
             Val::Instance(origin, class) => (origin, class, false),
             Val::Member { .. } => return None,
         };
+        // A subclass's own member is not the API's; any other is its API class's.
+        if let Some(sub) = self.subclasses.get(&class) {
+            if sub.own.contains(attr) {
+                return None;
+            }
+            class = sub.base.clone();
+        }
         if origin == Origin::Api && !called {
             self.push(line, format!("{class}.{attr}"), UseKind::Reference);
         }
@@ -224,7 +309,24 @@ impl<'a> Walk<'a, '_> {
         for k in &c.arguments.keywords {
             self.eval(&k.value);
         }
+        if self.class.is_some()
+            && matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "super")
+            && c.arguments.is_empty()
+        {
+            let sub = &self.subclasses[self.class.as_deref()?];
+            return Some(Val::Instance(Origin::Api, sub.base.clone()));
+        }
         match func? {
+            Val::Name(Origin::Api, name) if self.subclasses.contains_key(&name) => {
+                // Its own `__init__` takes what it likes; otherwise the API class's does.
+                let sub = &self.subclasses[&name];
+                if !sub.own.contains("__init__") {
+                    let base = sub.base.clone();
+                    let kind = self.call_use(c, false);
+                    self.push(line, base, kind);
+                }
+                Some(Val::Instance(Origin::Api, name))
+            }
             Val::Name(Origin::Api, name) => {
                 let made = self.names.classes.contains(name.as_str());
                 let kind = self.call_use(c, false);
@@ -232,6 +334,22 @@ impl<'a> Walk<'a, '_> {
                 made.then_some(Val::Instance(Origin::Api, name))
             }
             Val::Name(Origin::Native, name) => Some(Val::Instance(Origin::Native, name)),
+            Val::Member {
+                origin: Origin::Api,
+                class,
+                name,
+                on_class,
+            } if name == "__init__" => {
+                // `super().__init__(...)`, `Class.__init__(self, ...)`: the constructor.
+                let mut kind = self.call_use(c, false);
+                if let UseKind::Call { shape, .. } = &mut kind
+                    && on_class
+                {
+                    shape.positional = shape.positional.saturating_sub(1);
+                }
+                self.push(line, class, kind);
+                None
+            }
             Val::Member {
                 origin: Origin::Api,
                 class,
@@ -277,6 +395,54 @@ impl<'a> Walk<'a, '_> {
         }
     }
 
+    /// A class; one deriving from an API class is recorded as its subclass, and its body is
+    /// walked with `self` an instance of it.
+    fn class_def(&mut self, c: &'a ast::StmtClassDef) {
+        let mut base = None;
+        for b in c.arguments.iter().flat_map(|a| a.args.iter()) {
+            match self.eval(b) {
+                Some(Val::Name(Origin::Api, name))
+                    if self.names.classes.contains(name.as_str()) =>
+                {
+                    base = Some(name)
+                }
+                Some(Val::Name(Origin::Api, name)) => {
+                    if let Some(sub) = self.subclasses.get(&name) {
+                        base = Some(sub.base.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        for k in c.arguments.iter().flat_map(|a| a.keywords.iter()) {
+            self.eval(&k.value);
+        }
+        for d in &c.decorator_list {
+            self.eval(&d.expression);
+        }
+        let name = c.name.to_string();
+        let Some(base) = base else {
+            self.visit_body(&c.body);
+            return;
+        };
+        if !self.subclasses.contains_key(&name) {
+            let own = defined(&c.body);
+            self.subclasses.insert(name.clone(), Subclass { base, own });
+            self.changed = true;
+        }
+        self.bind(name.clone(), Val::Name(Origin::Api, name.clone()));
+        let outer_self = self
+            .bindings
+            .insert("self".into(), Val::Instance(Origin::Api, name.clone()));
+        let outer_class = self.class.replace(name);
+        self.visit_body(&c.body);
+        self.class = outer_class;
+        match outer_self {
+            Some(v) => self.bindings.insert("self".into(), v),
+            None => self.bindings.remove("self"),
+        };
+    }
+
     fn call_use(&self, c: &ast::ExprCall, on_class: bool) -> UseKind {
         let args = &c.arguments;
         let mut keywords: Vec<String> = args
@@ -320,6 +486,7 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
         match s {
             Stmt::Import(i) => self.import(i),
             Stmt::ImportFrom(i) => self.import_from(i),
+            Stmt::ClassDef(c) => self.class_def(c),
             Stmt::FunctionDef(f) => {
                 self.scopes.push(&f.body);
                 visitor::walk_stmt(self, s);
