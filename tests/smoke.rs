@@ -223,6 +223,11 @@ fn bad_flags_are_usage_errors() {
         &["--smoke", "--timeout", "0"],
         &["--smoke", "--timeout", "soon"],
         &["extra"],
+        // The smoke's internal worker flag, misused: it was a traceback (exit 1).
+        &["--smoke", "--smoke-worker", "replicated-put", "1", "2"],
+        &["--smoke-worker", "no-such-scenario", "1", "2"],
+        &["--smoke-worker", "replicated-put", "x", "2"],
+        &["--smoke-worker", "replicated-put", "1", "70000"],
     ] {
         let started = Instant::now();
         let (code, out, err) = smoke(&env.python, args);

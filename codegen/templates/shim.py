@@ -332,7 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.smoke_worker:
+        # The smoke's own child: alone, a scenario's name and two ports, else a usage error
+        # (it was a traceback, exit 1).
         name, rpc, metrics = args.smoke_worker
+        if (args.smoke or args.json or args.timeout is not None or name not in {s["name"] for s in SCENARIOS}
+                or not all(p.isdigit() and 0 < int(p) < 65536 for p in (rpc, metrics))):
+            parser.error("--smoke-worker is the smoke's own: alone, with a scenario's name and two ports")
         _smoke_worker(name, int(rpc), int(metrics))
     if args.smoke and args.json:
         parser.error("--json and --smoke do not go together")
