@@ -291,3 +291,18 @@ fn deeply_nested_expressions_are_located_not_a_stack_overflow() {
     );
     assert!(api.is_ok(), "{:?}", api.err().map(|d| d.to_string()));
 }
+
+/// A value's integers are 64-bit: both ends of the range are values (-9223372036854775808 was
+/// refused: its magnitude was taken as an i64 before the sign), one past them is not.
+#[test]
+fn the_64_bit_range_ends_are_values() {
+    for (value, ok) in [
+        ("-9223372036854775808", true),
+        ("9223372036854775807", true),
+        ("-9223372036854775809", false),
+        ("9223372036854775808", false),
+    ] {
+        let text = edit("value = \"7\"", &format!("value = \"{value}\""));
+        assert_eq!(load_str("api.toml", &text).is_ok(), ok, "{value}");
+    }
+}

@@ -119,9 +119,17 @@ fn number(e: &Expr, negative: bool) -> Result<PyData, String> {
         return Err("`-` before something that is not a number".into());
     };
     match &n.value {
+        // Negated as an i128: -9223372036854775808 is i64::MIN, whose magnitude is no i64.
         Number::Int(i) => i
-            .as_i64()
-            .and_then(|v| if negative { v.checked_neg() } else { Some(v) })
+            .as_u64()
+            .map(|v| {
+                if negative {
+                    -i128::from(v)
+                } else {
+                    i128::from(v)
+                }
+            })
+            .and_then(|v| i64::try_from(v).ok())
             .map(PyData::Int)
             .ok_or_else(|| "an integer outside the 64-bit range".into()),
         Number::Float(f) if f.is_finite() => Ok(PyData::Float(if negative { -f } else { *f })),
