@@ -328,3 +328,38 @@ export_ref(1, 2)
         lines[2]
     );
 }
+
+/// `importlib.import_module("the module")` binds the module as `import` does, and
+/// `functools.partial(f, ...)` is a call of `f` with those arguments and more to come: both
+/// used to pass whatever they were given.
+#[test]
+fn import_module_and_partial_are_followed() {
+    let text = "import functools, importlib
+from functools import partial
+from importlib import import_module
+from mooncake.structured_object_store import MooncakeBundleTransfer
+sos = importlib.import_module(\"mooncake.structured_object_store\")
+sos.not_there()
+sos2 = import_module(\"mooncake.structured_object_store\")
+sos2.export_ref(1, 2)
+t = MooncakeBundleTransfer(None)
+p = functools.partial(t.put, compression=True)
+q = partial(MooncakeBundleTransfer.get, t, type=\"dict\")
+r = partial(sos.export_ref, 1, 2)
+ok = partial(t.put, type=\"dict\")
+";
+    let lines = failures(text);
+    let expect = [
+        ("consumer.py:6: not_there: undeclared:", "found a call"),
+        ("consumer.py:8: export_ref: call:", "takes at most 1"),
+        (
+            "consumer.py:10: MooncakeBundleTransfer.put: call:",
+            "no parameter `compression`",
+        ),
+        ("consumer.py:12: export_ref: call:", "takes at most 1"),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
+    for (line, (start, end)) in lines.iter().zip(expect) {
+        assert!(line.starts_with(start) && line.ends_with(end), "{line}");
+    }
+}
