@@ -363,3 +363,31 @@ ok = partial(t.put, type=\"dict\")
         assert!(line.starts_with(start) && line.ends_with(end), "{line}");
     }
 }
+
+/// An instance reached through `with ... as`, a conditional expression, `getattr(x, "m")`,
+/// tuple assignment or `:=` is followed (each call below used to pass).
+#[test]
+fn instances_bound_in_other_ways_are_followed() {
+    let text = "from mooncake.structured_object_store import MooncakeBundleTransfer as M
+t = M(None)
+with M(None) as u:
+    u.put({}, typo1=1)
+w = t if t else None
+w.put({}, typo2=1)
+getattr(t, \"put\")({}, typo3=1)
+c, d = M(None), 1
+c.put({}, typo4=1)
+(e := M(None)).put({}, typo5=1)
+d.put({}, fine=1)
+";
+    let lines = failures(text);
+    assert_eq!(lines.len(), 5, "{lines:#?}");
+    for (line, (at, typo)) in lines.iter().zip([(4, 1), (6, 2), (7, 3), (9, 4), (10, 5)]) {
+        assert!(
+            line.starts_with(&format!(
+                "consumer.py:{at}: MooncakeBundleTransfer.put: call:"
+            )) && line.ends_with(&format!("no parameter `typo{typo}`")),
+            "{line}"
+        );
+    }
+}

@@ -235,6 +235,18 @@ impl<'a> Walk<'a, '_> {
                 self.member(base, &a.attr, self.line(e), false)
             }
             Expr::Call(c) => self.call(c),
+            Expr::Named(n) => {
+                let val = self.eval(&n.value);
+                self.assign(&n.target, val.clone());
+                val
+            }
+            // Flow-insensitive: either arm.
+            Expr::If(i) => {
+                self.eval(&i.test);
+                let body = self.eval(&i.body);
+                let orelse = self.eval(&i.orelse);
+                body.or(orelse)
+            }
             _ => {
                 visitor::walk_expr(self, e);
                 None
@@ -400,14 +412,33 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
                 visitor::walk_stmt(self, s);
                 self.scopes.pop();
             }
-            Stmt::Assign(a) => {
-                let val = self.eval(&a.value);
-                for t in &a.targets {
-                    match (dotted(t), &val) {
-                        (Some(key), Some(v)) => self.bind(key, v.clone()),
-                        _ => self.visit_expr(t),
+            Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
+                // `a, b = X(...), 1`: each target takes its own value.
+                ([Expr::Tuple(ts)], Expr::Tuple(vs))
+                    if ts.elts.len() == vs.elts.len()
+                        && !ts.elts.iter().chain(&vs.elts).any(Expr::is_starred_expr) =>
+                {
+                    for (t, v) in ts.elts.iter().zip(&vs.elts) {
+                        let val = self.eval(v);
+                        self.assign(t, val);
                     }
                 }
+                _ => {
+                    let val = self.eval(&a.value);
+                    for t in &a.targets {
+                        self.assign(t, val.clone());
+                    }
+                }
+            },
+            Stmt::With(w) => {
+                // `with X(...) as x`: what the context manager gives is taken as itself.
+                for item in &w.items {
+                    let val = self.eval(&item.context_expr);
+                    if let Some(t) = &item.optional_vars {
+                        self.assign(t, val);
+                    }
+                }
+                self.visit_body(&w.body);
             }
             Stmt::AnnAssign(a) => {
                 let val = a.value.as_deref().and_then(|v| self.eval(v));
@@ -422,5 +453,15 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
 
     fn visit_expr(&mut self, e: &'a Expr) {
         self.eval(e);
+    }
+}
+
+impl<'a> Walk<'a, '_> {
+    /// `target = <val>`: a name or `a.b` target holds it; any other is walked.
+    fn assign(&mut self, target: &'a Expr, val: Option<Val>) {
+        match (dotted(target), val) {
+            (Some(key), Some(v)) => self.bind(key, v),
+            _ => self.visit_expr(target),
+        }
     }
 }

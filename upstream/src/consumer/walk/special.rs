@@ -21,6 +21,14 @@ impl<'a> Walk<'a, '_> {
         {
             return Some(Some(Val::Module(origin)));
         }
+        // `getattr(x, "name")`: the member, as `x.name` reads it.
+        if called == "getattr"
+            && let [base, Expr::StringLiteral(name)] = &c.arguments.args[..]
+            && c.arguments.keywords.is_empty()
+        {
+            let base = self.eval(base);
+            return Some(self.member(base, name.value.to_str(), line, false));
+        }
         // `functools.partial(f, ...)`: a call of `f` with those arguments and more to come.
         if matches!(called.as_str(), "functools.partial" | "partial")
             && let Some(f) = first
