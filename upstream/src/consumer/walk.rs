@@ -8,6 +8,7 @@
 
 mod classes;
 mod special;
+mod visit;
 
 use super::keys::Keys;
 use super::{ConsumerUse, UseKind};
@@ -398,70 +399,5 @@ impl<'a> Walk<'a, '_> {
                 | Expr::NoneLiteral(_)
         );
         literal.then(|| self.text[e.range()].to_owned())
-    }
-}
-
-impl<'a> Visitor<'a> for Walk<'a, '_> {
-    fn visit_stmt(&mut self, s: &'a Stmt) {
-        match s {
-            Stmt::Import(i) => self.import(i),
-            Stmt::ImportFrom(i) => self.import_from(i),
-            Stmt::ClassDef(c) => self.class_def(c),
-            Stmt::FunctionDef(f) => {
-                self.scopes.push(&f.body);
-                visitor::walk_stmt(self, s);
-                self.scopes.pop();
-            }
-            Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
-                // `a, b = X(...), 1`: each target takes its own value.
-                ([Expr::Tuple(ts)], Expr::Tuple(vs))
-                    if ts.elts.len() == vs.elts.len()
-                        && !ts.elts.iter().chain(&vs.elts).any(Expr::is_starred_expr) =>
-                {
-                    for (t, v) in ts.elts.iter().zip(&vs.elts) {
-                        let val = self.eval(v);
-                        self.assign(t, val);
-                    }
-                }
-                _ => {
-                    let val = self.eval(&a.value);
-                    for t in &a.targets {
-                        self.assign(t, val.clone());
-                    }
-                }
-            },
-            Stmt::With(w) => {
-                // `with X(...) as x`: what the context manager gives is taken as itself.
-                for item in &w.items {
-                    let val = self.eval(&item.context_expr);
-                    if let Some(t) = &item.optional_vars {
-                        self.assign(t, val);
-                    }
-                }
-                self.visit_body(&w.body);
-            }
-            Stmt::AnnAssign(a) => {
-                let val = a.value.as_deref().and_then(|v| self.eval(v));
-                match (dotted(&a.target), val) {
-                    (Some(key), Some(v)) => self.bind(key, v),
-                    _ => self.visit_expr(&a.target),
-                }
-            }
-            _ => visitor::walk_stmt(self, s),
-        }
-    }
-
-    fn visit_expr(&mut self, e: &'a Expr) {
-        self.eval(e);
-    }
-}
-
-impl<'a> Walk<'a, '_> {
-    /// `target = <val>`: a name or `a.b` target holds it; any other is walked.
-    fn assign(&mut self, target: &'a Expr, val: Option<Val>) {
-        match (dotted(target), val) {
-            (Some(key), Some(v)) => self.bind(key, v),
-            _ => self.visit_expr(target),
-        }
     }
 }
