@@ -391,3 +391,24 @@ d.put({}, fine=1)
         );
     }
 }
+
+/// 5,000 `d["k"] = ...` and 5,000 `s.setup(d)`: each call used to work `d` out again, in each
+/// of the walk's passes (21 s); one search serves the file.
+#[test]
+fn many_setup_calls_on_one_dict_stay_linear() {
+    let mut text = String::from(
+        "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\nd = {}\n",
+    );
+    for i in 0..5000 {
+        text.push_str(&format!("d[\"protocol\"] = {i}\n"));
+    }
+    text.push_str("d[\"bogus\"] = 1\n");
+    for _ in 0..5000 {
+        text.push_str("s.setup(d)\n");
+    }
+    let started = std::time::Instant::now();
+    let lines = failures(&text);
+    assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
+    assert_eq!(lines.len(), 5000, "one failure per call");
+    assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
+}

@@ -10,7 +10,7 @@ mod classes;
 mod special;
 mod visit;
 
-use super::keys::Keys;
+use super::keys::Search;
 use super::{ConsumerUse, UseKind};
 use crate::extract::Lines;
 use crate::surface::CallShape;
@@ -65,6 +65,7 @@ pub(super) fn uses(body: &[Stmt], text: &str, names: &Names<'_>) -> Vec<Consumer
         lines: Lines::new(text),
         bindings: HashMap::new(),
         scopes: vec![body],
+        keys: Search::default(),
         subclasses: HashMap::new(),
         class: None,
         record: false,
@@ -95,6 +96,8 @@ struct Walk<'a, 'n> {
     bindings: HashMap<String, Val>,
     /// The bodies of the enclosing functions, the module's first.
     scopes: Vec<&'a [Stmt]>,
+    /// The keys of the dicts passed to `dict_keys` callables, each name worked out once.
+    keys: Search,
     /// The file's classes that derive from an API class: the API class, and what they
     /// define themselves (which is not the API's).
     subclasses: HashMap<String, Subclass>,
@@ -350,8 +353,9 @@ impl<'a> Walk<'a, '_> {
                                 .next()
                         })
                     });
-                if let Some(first) = dict {
-                    let keys = Keys::of(first, &self.scopes);
+                // Only the recording pass needs the keys.
+                if let Some(first) = dict.filter(|_| self.record) {
+                    let keys = self.keys.of(first, &self.scopes);
                     let kind = UseKind::DictKeys {
                         keys: keys.known.into_iter().collect(),
                         unknown: keys.unknown,
