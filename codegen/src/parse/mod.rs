@@ -5,7 +5,7 @@
 mod layers;
 mod scenarios;
 
-pub use layers::{RawImageCore, RawUpstreamFile};
+pub use layers::{RawImageCore, RawRelease, RawUpstreamFile, RawWheel};
 pub use scenarios::{RawClient, RawField, RawGet, RawPut, RawScenario};
 
 use crate::diag::{Diagnostic, Source};
@@ -30,6 +30,9 @@ pub struct RawManifest {
     pub sibling: Vec<S<RawSibling>>,
     #[serde(default)]
     pub image: BTreeMap<String, S<RawImage>>,
+    /// `[[release]]`: releases whose wheels (with their sha256) a `pin` image installs.
+    #[serde(default)]
+    pub release: Vec<S<RawRelease>>,
     #[serde(default)]
     pub scenario: Vec<S<RawScenario>>,
 }
@@ -141,6 +144,9 @@ pub struct RawNative {
     pub usage: Option<S<String>>,
     #[serde(default)]
     pub by: Option<S<String>>,
+    /// The keys of the dict a callable takes as its first argument (`setup({...})`).
+    #[serde(default)]
+    pub dict_keys: Option<S<Vec<S<String>>>>,
     pub reason: S<String>,
 }
 
@@ -169,6 +175,9 @@ pub struct RawImage {
     pub fill_package: Option<S<String>>,
     #[serde(default)]
     pub fill_version: Option<S<String>>,
+    /// Strategy `pin`: the release of `base_package` the image installs (a `[[release]]`).
+    #[serde(default)]
+    pub pin_version: Option<S<String>>,
     #[serde(default)]
     pub build_py: Option<S<String>>,
     #[serde(default)]
