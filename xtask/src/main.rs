@@ -15,6 +15,7 @@ mod upstream;
 mod verify;
 mod verify_python;
 mod verify_surface;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ enum Command {
     Core(core::Args),
     /// Move the upstream pin to a commit whose module carries the API, then regen.
     Bump(bump::Args),
+    /// Releases on the package index x the contract; per image the transition they allow.
+    Watch(watch::Args),
     /// Time `verify --module` against the same extraction in Python's `ast` (run by hand).
     #[command(hide = true)]
     BenchVerify(bench::Args),
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => matrix::run(&args),
         Command::Bump(args) => bump::run(&args),
         Command::Core(args) => core::run(&args),
+        Command::Watch(args) => watch::run(&args),
         Command::BenchVerify(args) => bench::run(&args),
     };
     exit::code(result)
