@@ -68,10 +68,9 @@ pub fn run(args: &Args) -> Result {
         timeout: Duration::from_secs(args.pip_timeout),
     };
     let reader = args.reading.reader()?;
-    let (pinned, pinned_missing) = match pinned(args, &manifest) {
-        Ok(source) => (Some(source), None),
-        Err(why) => (None, Some(why)),
-    };
+    let pinned = pinned(args, &manifest)
+        .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
+        .ok();
     let (report, timings) = watch::run(
         api,
         manifest.root(),
@@ -81,7 +80,6 @@ pub fn run(args: &Args) -> Result {
             reader: &reader,
             all: args.all,
             pinned,
-            pinned_missing,
         },
     )
     .map_err(BadInput::from)?;

@@ -64,8 +64,6 @@ pub struct Options<'a> {
     pub all: bool,
     /// The pinned module, when it could be had (`--fetch`'s cache or a download).
     pub pinned: Option<ModuleSource>,
-    /// `None`: why the pinned module is not there.
-    pub pinned_missing: Option<String>,
 }
 
 /// The packages the images name, in the order api.toml names them: each overlay's base
@@ -221,10 +219,9 @@ fn baseline(
         );
         return Ok((label, Some(extract(pinned)?)));
     }
-    let why = options
-        .pinned_missing
-        .clone()
-        .unwrap_or_else(|| "not given".into());
+    // Why the pinned module is missing goes to stderr (the caller's): the report stays the
+    // same online and offline.
+    let why = "which is neither in the --fetch cache nor downloadable here";
     let Some((package, version)) = &api.drop.first_release else {
         return Ok((format!("none (the pinned module: {why})"), None));
     };

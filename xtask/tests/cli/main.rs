@@ -20,3 +20,4 @@ mod regen;
 mod verify;
 mod verify_images;
 mod verify_surface;
+mod watch;

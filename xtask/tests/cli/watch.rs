@@ -1,0 +1,335 @@
+//! `cargo xtask watch` over a loopback PEP 503 index serving the real wheels (non-cuda
+//! 0.3.11.post1 / 0.3.12.post1 / 0.3.13.post1, cuda13 0.3.11.post1 / 0.3.12.post1 / 0.3.14):
+//! 0.3.11.post1 lacks the API, 0.3.12.post1 carries it, 0.3.14 breaks a one-file overlay.
+//! One online run fills a cache the other tests read with `--offline`.
+
+use crate::common::cores::{cuda13_libs, cuda13_wheel};
+use crate::common::{Run, Sandbox, XTASK};
+use mooncake_sos_testkit::{SimpleIndex, env_path, wheel};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn all_wheels() -> Vec<PathBuf> {
+    let mut wheels: Vec<PathBuf> = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"]
+        .iter()
+        .map(|v| wheel(v))
+        .collect();
+    wheels.push(cuda13_wheel("0.3.11.post1"));
+    wheels.push(cuda13_wheel("0.3.12.post1"));
+    let other = env_path("MC_TEST_OTHER_WHEELS");
+    let w314 = std::fs::read_dir(&other)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().contains("cuda13-0.3.14-"))
+        .expect("the cuda13 0.3.14 wheel in MC_TEST_OTHER_WHEELS");
+    wheels.push(w314);
+    wheels
+}
+
+/// `xtask watch --manifest <sandbox>/api.toml --watch-cache CACHE ARGS` (cuda13 cores load
+/// with the CUDA 13 runtime and the driver stub).
+fn watch(sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new(XTASK);
+    cmd.arg("watch")
+        .arg("--manifest")
+        .arg(sandbox.manifest())
+        .arg("--watch-cache")
+        .arg(cache)
+        .arg("--lib-dir")
+        .arg(cuda13_libs())
+        .args(args)
+        .current_dir(sandbox.root());
+    Run::from(cmd.output().expect("run xtask"))
+}
+
+struct Online {
+    /// The index the run read (gone now; the cache is keyed by it).
+    url: String,
+    sandbox: Sandbox,
+    cache: tempfile::TempDir,
+    run: Run,
+    json: Value,
+}
+
+/// The one online run: every release downloaded into a fresh cache.
+fn online() -> &'static Online {
+    static ONLINE: OnceLock<Online> = OnceLock::new();
+    ONLINE.get_or_init(|| {
+        let index = SimpleIndex::serve(&all_wheels());
+        let sandbox = Sandbox::new();
+        let cache = tempfile::tempdir().unwrap();
+        let run = watch(
+            &sandbox,
+            cache.path(),
+            &["--json", "--index-url", &index.url],
+        );
+        let json =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"));
+        // pip listed and downloaded through the index.
+        let requests = index.server.requests();
+        assert!(
+            requests
+                .iter()
+                .any(|r| r == "/simple/mooncake-transfer-engine-cuda13/"),
+            "{requests:?}"
+        );
+        assert_eq!(
+            requests.iter().filter(|r| r.starts_with("/files/")).count(),
+            6,
+            "{requests:?}"
+        );
+        Online {
+            url: index.url.clone(),
+            sandbox,
+            cache,
+            run,
+            json,
+        }
+    })
+}
+
+fn release<'a>(json: &'a Value, package: &str, version: &str) -> &'a Value {
+    json["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["package"] == package)
+        .and_then(|p| {
+            p["releases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["version"] == version)
+        })
+        .unwrap_or_else(|| panic!("no {package} {version} in {json:#}"))
+}
+
+const CUDA13: &str = "mooncake-transfer-engine-cuda13";
+const NON_CUDA: &str = "mooncake-transfer-engine-non-cuda";
+
+#[test]
+fn every_release_gets_a_verdict_and_the_overlay_may_move_to_a_pin_at_0_3_12_post1() {
+    let Online { run, json, .. } = online();
+    assert_eq!(run.code, Some(1), "a transition is possible: {run:?}");
+    let versions = |package: &str| -> Vec<String> {
+        json["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["package"] == package)
+            .unwrap()["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["version"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(versions(CUDA13), ["0.3.11.post1", "0.3.12.post1", "0.3.14"]);
+    assert_eq!(
+        versions(NON_CUDA),
+        ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"]
+    );
+
+    // 0.3.11.post1 breaks the contract: it lacks the API.
+    let old = release(json, CUDA13, "0.3.11.post1");
+    assert_eq!(old["carries_api"], false);
+    assert!(
+        old["api_mismatches"][0]
+            .as_str()
+            .unwrap()
+            .contains("FieldSchema: missing"),
+        "{old:#}"
+    );
+    // 0.3.12.post1 carries it, its own core serves it, and it works as a one-file overlay.
+    let good = release(json, CUDA13, "0.3.12.post1");
+    assert_eq!(good["carries_api"], true);
+    assert_eq!(good["core"]["verdict"], "serves", "{good:#}");
+    assert_eq!(good["layers"][0]["works"], true, "{good:#}");
+    // 0.3.14: its sibling modules break a one-file overlay, and it changes `get`.
+    let new = release(json, CUDA13, "0.3.14");
+    assert_eq!(new["layers"][0]["works"], false);
+    assert!(
+        new["layers"][0]["findings"][0]
+            .as_str()
+            .unwrap()
+            .contains("sibling mooncake._partial_read"),
+        "{new:#}"
+    );
+    let changes: Vec<String> = new["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {} {}", c["subject"], c["change"], c["detail"]))
+        .collect();
+    assert!(
+        changes.contains(
+            &r#""MooncakeBundleTransfer.get" "added" "keyword-only parameter batch_slices=None""#
+                .to_owned()
+        ),
+        "{changes:?}"
+    );
+    // 0.3.13.post1 changes the default chunk size the consumer relies on.
+    let n13 = release(json, NON_CUDA, "0.3.13.post1");
+    assert!(
+        n13["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["subject"] == "DEFAULT_BUNDLE_CHUNK_BYTES"
+                && c["detail"] == "512 * 1024**2 -> 64 * 1024**2"),
+        "{n13:#}"
+    );
+
+    let cuda = &json["images"][0];
+    assert_eq!(cuda["image"], "cuda");
+    assert_eq!(cuda["strategy"], "overlay");
+    assert_eq!(cuda["transition"]["to"], "pin");
+    assert_eq!(cuda["transition"]["version"], "0.3.12.post1");
+    let blocked: Vec<String> = cuda["blocked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| format!("{} {} {}", b["to"], b["version"], b["reason"]))
+        .collect();
+    assert!(
+        blocked[0].starts_with(r#""check" "0.3.11.post1" "the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"#),
+        "{blocked:?}"
+    );
+    assert!(
+        blocked
+            .iter()
+            .any(|b| b
+                .starts_with(r#""pin" "0.3.14" "its module uses what api.toml does not declare"#)),
+        "{blocked:?}"
+    );
+    let rocm = &json["images"][1];
+    assert_eq!(rocm["strategy"], "fill");
+    assert!(rocm["transition"].is_null(), "{rocm:#}");
+}
+
+#[test]
+fn offline_repeats_the_online_report_from_the_cache_alone() {
+    let online = online();
+    // No index at all: a URL nothing listens on.
+    let run = watch(
+        &online.sandbox,
+        online.cache.path(),
+        &[
+            "--json",
+            "--offline",
+            "--index-url",
+            "http://127.0.0.1:9/simple/",
+        ],
+    );
+    // The cache is keyed by index: the offline run names the online one's.
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains("--offline: the cache has no listing"),
+        "{run:?}"
+    );
+    let run = watch(
+        &online.sandbox,
+        online.cache.path(),
+        &["--json", "--offline", "--index-url", &online.url],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        run.stdout, online.run.stdout,
+        "offline = online, byte for byte"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let run = watch(&online.sandbox, empty.path(), &["--offline"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("mooncake-transfer-engine-cuda13: error: --offline: the cache has no listing of this package"),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "", "no partial output");
+}
+
+#[test]
+fn markdown_github_and_text_carry_the_same_verdicts() {
+    let online = online();
+    let offline = |format: &str| {
+        let run = watch(
+            &online.sandbox,
+            online.cache.path(),
+            &[format, "--offline", "--index-url", &online.url],
+        );
+        assert_eq!(run.code, Some(1), "{run:?}");
+        run.stdout
+    };
+    // The annotation points at the cuda image's `strategy` line in api.toml.
+    let manifest = online.sandbox.read("api.toml");
+    let line = manifest
+        .lines()
+        .position(|l| l == "strategy = \"overlay\"")
+        .unwrap()
+        + 1;
+    let github = offline("--github");
+    // The path as the run names it: relative to its working directory (the checkout's root).
+    let want = format!(
+        "::warning file=api.toml,line={line}::image cuda: overlay -> pin at 0.3.12.post1 is possible: "
+    );
+    assert!(github.starts_with(&want), "{github}\nwant {want}");
+    assert_eq!(github.lines().count(), 1, "{github}");
+
+    let markdown = offline("--markdown");
+    let lines: Vec<&str> = markdown.lines().collect();
+    assert_eq!(
+        lines[0],
+        "| image | now | transition | blocked | newer releases that break it |"
+    );
+    assert!(
+        lines[2].starts_with("| `cuda` | overlay on mooncake-transfer-engine-cuda13 0.3.11.post1 | **overlay → pin at 0.3.12.post1**"),
+        "{markdown}"
+    );
+    // Every row has its five cells: no `|` inside a reason escapes its cell.
+    for row in &lines[2..4] {
+        assert_eq!(
+            row.matches(" | ").count() - row.matches("\\|").count(),
+            4,
+            "{row}"
+        );
+    }
+
+    let text = offline("--timings");
+    assert!(
+        text.contains("  0.3.14: carries the API; its core not checked")
+            || text.contains("  0.3.14: carries the API; its core"),
+        "{text}"
+    );
+    assert!(
+        text.contains("image cuda: overlay on mooncake-transfer-engine-cuda13 0.3.11.post1\n  transition: overlay -> pin at 0.3.12.post1: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
+    // Only releases without the API for the overlay's package: no transition.
+    let index = SimpleIndex::serve(&[cuda13_wheel("0.3.11.post1"), wheel("0.3.12.post1")]);
+    let sandbox = Sandbox::new();
+    let cache = tempfile::tempdir().unwrap();
+    let run = watch(&sandbox, cache.path(), &["--index-url", &index.url]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("image cuda: overlay on mooncake-transfer-engine-cuda13 0.3.11.post1\n  transition: none now\n"), "{run:?}");
+    drop(index);
+
+    // An index that answers 404 to everything.
+    let empty = mooncake_sos_testkit::FileServer::start(Vec::new());
+    let url = format!("{}/simple/", empty.base_url);
+    let run = watch(&sandbox, cache.path(), &["--json", "--index-url", &url]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "\nmooncake-transfer-engine-cuda13: error: pip, listing its releases, failed"
+        ),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "", "no partial output");
+}
