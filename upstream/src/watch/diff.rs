@@ -208,3 +208,39 @@ fn collapse(text: &str) -> String {
         .replace(" }", "}")
         .replace(",)", ")")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::diff;
+    use crate::extract::extract;
+    use crate::source::ModuleSource;
+
+    fn facts(text: &str) -> crate::extract::ModuleFacts {
+        extract(&ModuleSource::from_bytes("m.py", text.as_bytes().to_vec()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn names_parameter_default_and_constant_changes_of_declared_symbols_only() {
+        let api = mooncake_sos_codegen::load_str(
+            "api.toml",
+            &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../api.toml")).unwrap(),
+        )
+        .unwrap();
+        let base = "DEFAULT_BUNDLE_CHUNK_BYTES = 512 * 1024**2\nclass MooncakeBundleTransfer:\n    def get(self, ref, *, type='dataproto', rows=None): ...\n    def put(self, data, *, stage='default'): ...\ndef helper(x): ...\n";
+        let new = "DEFAULT_BUNDLE_CHUNK_BYTES = 64 * 1024**2\nLIMIT = 3\nclass MooncakeBundleTransfer:\n    def get(self, ref, *, type='dict', rows=None, batch_slices=None): ...\n    def put(self, data): ...\ndef helper(x, y): ...\n";
+        let lines: Vec<String> = diff(&api, &facts(base), &facts(new))
+            .iter()
+            .map(|c| c.line())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "MooncakeBundleTransfer.put: removed keyword-only parameter stage='default'",
+                "MooncakeBundleTransfer.get: changed keyword-only parameter type='dataproto' -> keyword-only parameter type='dict'",
+                "MooncakeBundleTransfer.get: added keyword-only parameter batch_slices=None",
+                "DEFAULT_BUNDLE_CHUNK_BYTES (constant): changed 512 * 1024**2 -> 64 * 1024**2",
+                "LIMIT (constant): added = 3",
+            ]
+        );
+    }
+}
