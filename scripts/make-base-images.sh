@@ -10,7 +10,11 @@
 #   <cuda base>:<tag>-nostub         + mooncake-transfer-engine-cuda13==<base_version>, the
 #                                    CUDA 13 runtime, numpy, msgpack; no GPU driver
 #   <cuda base>:<tag>                + the driver stub of CUDA devel images (the sglang images
-#                                    are devel-based) at /usr/local/cuda/lib64/stubs/libcuda.so
+#                                    are devel-based) at /usr/local/cuda/lib64/stubs/libcuda.so,
+#                                    defining every driver function the base wheel's core and
+#                                    the cores of the releases api.toml lists for its package
+#                                    ([[release]], what a pin installs) need, as NVIDIA's stub
+#                                    defines them all
 #   <rocm base>:<tag>                a "source build": the non-cuda core's native files with
 #                                    the CUDA 12 runtime, most *.py files missing
 #
@@ -54,8 +58,18 @@ image = tomllib.load(open(sys.argv[1], "rb"))["image"][sys.argv[2]]
 print(f"{image['base_image']}:{image['base_tag']}", image.get("base_package", ""), image.get("base_version", ""))
 EOF
 }
+# The [[release]] versions of a package (what a pin image installs), one a line.
+releases_of() {
+    python3 - "$ROOT/api.toml" "$1" <<'EOF'
+import sys, tomllib
+for release in tomllib.load(open(sys.argv[1], "rb")).get("release", []):
+    if release["package"] == sys.argv[2]:
+        print(release["version"])
+EOF
+}
 read -r ROCM_IMAGE _ _ < <(manifest rocm)
 read -r CUDA_IMAGE CUDA_PACKAGE CUDA_VERSION < <(manifest cuda)
+mapfile -t CUDA_RELEASES < <(releases_of "$CUDA_PACKAGE")
 [[ -n "$ROCM_IMAGE" && -n "$CUDA_VERSION" ]] || die "api.toml lacks [image.rocm] or [image.cuda] base_version"
 CUDA_NOSTUB_IMAGE="$CUDA_IMAGE-nostub"
 CUDA_PACKAGES=("$CUDA_PACKAGE==$CUDA_VERSION" "nvidia-cuda-runtime==13.*" "$NUMPY" "$MSGPACK")
@@ -166,13 +180,17 @@ WORK="$(mktemp -d)"
 INDEX_PID=""
 trap '[[ -z "$INDEX_PID" ]] || kill "$INDEX_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 
-for req in "${CUDA_PACKAGES[@]}" "${ROCM_PACKAGES[@]}"; do fetch_wheel "$req"; done
+# The cores whose driver functions the stub defines: the base wheel's and each release's.
+STUB_CORES=("${CUDA_PACKAGES[0]}")
+for version in "${CUDA_RELEASES[@]}"; do STUB_CORES+=("$CUDA_PACKAGE==$version"); done
+for req in "${CUDA_PACKAGES[@]}" "${ROCM_PACKAGES[@]}" "${STUB_CORES[@]}"; do fetch_wheel "$req"; done
 make_debian
 
 self="$(cat "$ROOT/scripts/make-base-images.sh" "$ROOT/scripts/cuda-driver-stub.sh" | sha)"
 cuda_inputs="$(printf '%s\n' "$DEBIAN_INPUTS" "$self" "$(sha < "$STANDINS/cuda.Dockerfile")" \
     "$(wheels_digest "${CUDA_PACKAGES[@]}")" | sha)"
-stub_inputs="$(printf '%s\n' "$cuda_inputs" "$(sha < "$STANDINS/cuda-stub.Dockerfile")" | sha)"
+stub_inputs="$(printf '%s\n' "$cuda_inputs" "$(sha < "$STANDINS/cuda-stub.Dockerfile")" \
+    "$(wheels_digest "${STUB_CORES[@]}")" | sha)"
 rocm_inputs="$(printf '%s\n' "$DEBIAN_INPUTS" "$self" "$(sha < "$STANDINS/rocm.Dockerfile")" \
     "$(wheels_digest "${ROCM_PACKAGES[@]}")" | sha)"
 
@@ -186,10 +204,15 @@ build_standin "$ROCM_IMAGE" "$rocm_inputs" "$STANDINS/rocm.Dockerfile" "$WORK/co
     "DEBIAN_IMAGE=$DEBIAN_IMAGE" "PIP_INDEX_URL=${INDEX_URL:-}" "PACKAGES=${ROCM_PACKAGES[*]}"
 
 if ! current "$CUDA_IMAGE" "$stub_inputs"; then
-    # The stub defines what the wheel's store.so needs of the driver.
-    mkdir "$WORK/wheel" "$WORK/stub"
-    python3 -m zipfile -e "$(wheel_of "${CUDA_PACKAGES[0]}")" "$WORK/wheel"
-    sh "$ROOT/scripts/cuda-driver-stub.sh" "$WORK/stub" "$WORK/wheel/mooncake/store.so"
+    # The stub defines what the cores' store.so need of the driver.
+    mkdir "$WORK/stub"
+    cores=()
+    for req in "${STUB_CORES[@]}"; do
+        dir="$WORK/wheel-${#cores[@]}"
+        python3 -m zipfile -e "$(wheel_of "$req")" "$dir"
+        cores+=("$dir/mooncake/store.so")
+    done
+    sh "$ROOT/scripts/cuda-driver-stub.sh" "$WORK/stub" "${cores[@]}"
 fi
 build_standin "$CUDA_IMAGE" "$stub_inputs" "$STANDINS/cuda-stub.Dockerfile" "$WORK/stub" \
     "CUDA_IMAGE=$CUDA_NOSTUB_IMAGE"

@@ -32,7 +32,7 @@ fn fill_version() -> String {
     let image = api.images.iter().find(|i| i.id == "rocm").expect("rocm");
     match &image.layer {
         Layer::Fill { version, .. } => version.clone(),
-        Layer::Overlay { .. } => panic!("[image.rocm] is not a fill"),
+        _ => panic!("[image.rocm] is not a fill"),
     }
 }
 

@@ -8,7 +8,7 @@ pub mod python;
 mod validate;
 pub mod values;
 
-pub use layers::{CoreSource, ImageCore, UpstreamFile};
+pub use layers::{CoreSource, ImageCore, Release, UpstreamFile, Wheel};
 pub use python::{PyExpr, PyLiteral, ValueType};
 pub use validate::validate;
 pub use values::RelPath;
@@ -31,6 +31,8 @@ pub struct Api {
     /// the sibling modules the module imports; `verify` compares the module's source with it.
     pub surface: native::NativeSurface,
     pub images: Vec<Image>,
+    /// `[[release]]`: the releases (with every wheel's sha256) `pin` images install.
+    pub releases: Vec<Release>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -235,6 +237,32 @@ pub enum Layer {
     },
     /// Fill the pure-Python files missing from the base image from a release wheel.
     Fill { package: String, version: String },
+    /// Install the base image's package at a release that carries the API, over the one the
+    /// base ships (`base_version`), hash-checked: module and native core from one wheel.
+    Pin {
+        base_package: String,
+        base_version: String,
+        /// The `[[release]]` of `base_package` installed.
+        release: Release,
+    },
+    /// The base image already ships a release that carries the API: no layer, only the
+    /// checks run.
+    Check {
+        base_package: String,
+        base_version: String,
+    },
+}
+
+impl Layer {
+    /// The strategy's name in api.toml.
+    pub fn strategy(&self) -> &'static str {
+        match self {
+            Layer::Overlay { .. } => "overlay",
+            Layer::Fill { .. } => "fill",
+            Layer::Pin { .. } => "pin",
+            Layer::Check { .. } => "check",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -4,7 +4,7 @@
 
 mod layers;
 
-pub use layers::{RawImageCore, RawUpstreamFile};
+pub use layers::{RawImageCore, RawRelease, RawUpstreamFile, RawWheel};
 
 use crate::diag::{Diagnostic, Source};
 use serde::Deserialize;
@@ -28,6 +28,9 @@ pub struct RawManifest {
     pub sibling: Vec<S<RawSibling>>,
     #[serde(default)]
     pub image: BTreeMap<String, S<RawImage>>,
+    /// `[[release]]`: releases whose wheels (with their sha256) a `pin` image installs.
+    #[serde(default)]
+    pub release: Vec<S<RawRelease>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,6 +168,9 @@ pub struct RawImage {
     pub fill_package: Option<S<String>>,
     #[serde(default)]
     pub fill_version: Option<S<String>>,
+    /// Strategy `pin`: the release of `base_package` the image installs (a `[[release]]`).
+    #[serde(default)]
+    pub pin_version: Option<S<String>>,
     #[serde(default)]
     pub build_py: Option<S<String>>,
     #[serde(default)]

@@ -22,7 +22,7 @@ pub const REGION: &str = "fill";
 pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
     let (fill_package, fill_version) = match &image.layer {
         Layer::Fill { package, version } => (package, version),
-        Layer::Overlay { .. } => {
+        _ => {
             return Err(RenderError(format!("image {} is not a fill", image.id)));
         }
     };

@@ -38,13 +38,18 @@ pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
             base_package,
             base_version,
         } => (base_package, base_version),
-        Layer::Fill { .. } => {
+        _ => {
             return Err(RenderError(format!("image {} is not an overlay", image.id)));
         }
     };
     let u = &api.upstream;
     let package = u.package();
-    let drop_how = format!("pin the base image's {base_package} to it instead of this overlay.");
+    let drop_how = format!(
+        "next: strategy pin (api.toml [image.{}] pin_version, with a [[release]] of its wheels' \
+         sha256), which installs {base_package} at that release, hash-checked, instead of this \
+         overlay.",
+        image.id
+    );
     let c = DockerCommon::new(api, image, &drop_how);
     let install = format!("{}.py", u.module.replace('.', "/"));
     let module = OverlayFile {

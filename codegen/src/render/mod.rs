@@ -3,8 +3,10 @@
 
 mod build_py;
 mod docker;
+mod dockerfile_check;
 mod dockerfile_fill;
 mod dockerfile_overlay;
+mod dockerfile_pin;
 pub mod python;
 mod rust_bindings;
 mod shim;
@@ -73,6 +75,8 @@ pub fn render_all(api: &Api) -> Result<Vec<Output>, RenderError> {
         out.push(match image.layer {
             Layer::Overlay { .. } => dockerfile_overlay::render(api, image)?,
             Layer::Fill { .. } => dockerfile_fill::render(api, image)?,
+            Layer::Pin { .. } => dockerfile_pin::render(api, image)?,
+            Layer::Check { .. } => dockerfile_check::render(api, image)?,
         });
     }
     out.extend(build_py::render(api)?);

@@ -27,7 +27,7 @@ pub const BUILD_PY: &str = include_str!("../../../docker/build.py");
 
 /// The project's region name and the region ids the renderers splice.
 pub const REGION_NAME: &str = "mooncake-sos";
-pub const REGION_IDS: &[&str] = &["overlay", "fill", "pins"];
+pub const REGION_IDS: &[&str] = &["overlay", "fill", "pin", "check", "pins"];
 
 /// What a parser did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -146,6 +146,18 @@ fn side(root: &Path, api: &Api, image: &Image) -> Result<ImageSide, Unread> {
                 core.label()
             )
         }
+        Layer::Pin { .. } | Layer::Check { .. } => {
+            // One wheel gives the image its module, its siblings and its core: the release the
+            // pin installs, or the one the base ships.
+            let wheel = match image.layer {
+                Layer::Pin { .. } => format!("the pinned {}", core.label()),
+                _ => format!("the base's {}", core.label()),
+            };
+            for name in core.modules.keys() {
+                modules.insert(name.clone(), wheel.clone());
+            }
+            wheel
+        }
         Layer::Fill {
             package: fill_package,
             version: fill_version,

@@ -7,7 +7,7 @@ use crate::parse::{RawImage, RawManifest, S};
 use std::collections::BTreeMap;
 
 impl Validator<'_> {
-    pub(super) fn images(&mut self, raw: &RawManifest) -> Vec<Image> {
+    pub(super) fn images(&mut self, raw: &RawManifest, releases: &[Release]) -> Vec<Image> {
         let mut dockerfiles = BTreeMap::new();
         let mut variants = BTreeMap::new();
         let mut out = Vec::new();
@@ -18,7 +18,7 @@ impl Validator<'_> {
                     format!("invalid image id {id:?}: lowercase words joined by -"),
                 );
             }
-            let image = self.image(id, img);
+            let image = self.image(id, img, releases);
             if let Some(previous) = dockerfiles.insert(image.dockerfile.clone(), id.clone()) {
                 let msg = format!(
                     "image `{id}` writes {} too, like image `{previous}`",
@@ -42,11 +42,12 @@ impl Validator<'_> {
         out
     }
 
-    fn image(&mut self, id: &str, img: &S<RawImage>) -> Image {
+    fn image(&mut self, id: &str, img: &S<RawImage>, releases: &[Release]) -> Image {
         let r = img.get_ref();
         let dockerfile = self.path(&r.dockerfile, "dockerfile");
         let base_image = self.text(&r.base_image, is_image_name, "base image name");
         let base_tag = self.text(&r.base_tag, is_image_tag, "base image tag");
+        let strategy = r.strategy.get_ref().as_str();
         let required = |v: &mut Self,
                         value: &Option<S<String>>,
                         key: &str,
@@ -54,7 +55,6 @@ impl Validator<'_> {
                         what: &str| match value {
             Some(x) => v.text(x, ok, what),
             None => {
-                let strategy = r.strategy.get_ref();
                 v.error(
                     img,
                     format!("image `{id}` (strategy {strategy}) needs `{key}`"),
@@ -62,29 +62,30 @@ impl Validator<'_> {
                 String::new()
             }
         };
-        let (layer, unused) = match r.strategy.get_ref().as_str() {
-            "overlay" => (
-                Layer::Overlay {
-                    base_package: required(
-                        self,
-                        &r.base_package,
-                        "base_package",
-                        is_dist_name,
-                        "package name",
-                    ),
-                    base_version: required(
-                        self,
-                        &r.base_version,
-                        "base_version",
-                        is_version,
-                        "version",
-                    ),
-                },
-                [
-                    ("fill_package", &r.fill_package),
-                    ("fill_version", &r.fill_version),
-                ],
-            ),
+        let base = |v: &mut Self| {
+            (
+                required(
+                    v,
+                    &r.base_package,
+                    "base_package",
+                    is_dist_name,
+                    "package name",
+                ),
+                required(v, &r.base_version, "base_version", is_version, "version"),
+            )
+        };
+        // The keys each strategy takes; any other of these is an error.
+        let (layer, keys): (Layer, &[&str]) = match strategy {
+            "overlay" => {
+                let (base_package, base_version) = base(self);
+                (
+                    Layer::Overlay {
+                        base_package,
+                        base_version,
+                    },
+                    &["base_package", "base_version"],
+                )
+            }
             "fill" => (
                 Layer::Fill {
                     package: required(
@@ -96,34 +97,65 @@ impl Validator<'_> {
                     ),
                     version: required(self, &r.fill_version, "fill_version", is_version, "version"),
                 },
-                [
-                    ("base_package", &r.base_package),
-                    ("base_version", &r.base_version),
-                ],
+                &["fill_package", "fill_version"],
             ),
+            "pin" => {
+                let (base_package, base_version) = base(self);
+                if r.pin_version.is_none() {
+                    self.error(
+                        img,
+                        format!("image `{id}` (strategy pin) needs `pin_version`"),
+                    );
+                }
+                let release = self.pinned_release(id, r, &base_package, &base_version, releases);
+                (
+                    Layer::Pin {
+                        base_package,
+                        base_version,
+                        release,
+                    },
+                    &["base_package", "base_version", "pin_version"],
+                )
+            }
+            "check" => {
+                let (base_package, base_version) = base(self);
+                (
+                    Layer::Check {
+                        base_package,
+                        base_version,
+                    },
+                    &["base_package", "base_version"],
+                )
+            }
             other => {
                 self.error(
                     &r.strategy,
-                    format!("unknown strategy {other:?}: expected overlay or fill"),
+                    format!("unknown strategy {other:?}: expected overlay, fill, pin or check"),
                 );
                 (
                     Layer::Fill {
                         package: String::new(),
                         version: String::new(),
                     },
-                    [("", &None), ("", &None)],
+                    &[
+                        "base_package",
+                        "base_version",
+                        "fill_package",
+                        "fill_version",
+                        "pin_version",
+                    ],
                 )
             }
         };
-        for (key, value) in unused {
-            if let Some(v) = value {
-                self.error(
-                    v,
-                    format!(
-                        "`{key}` does not apply to strategy {}",
-                        r.strategy.get_ref()
-                    ),
-                );
+        for (key, value) in [
+            ("base_package", &r.base_package),
+            ("base_version", &r.base_version),
+            ("fill_package", &r.fill_package),
+            ("fill_version", &r.fill_version),
+            ("pin_version", &r.pin_version),
+        ] {
+            if let Some(v) = value.as_ref().filter(|_| !keys.contains(&key)) {
+                self.error(v, format!("`{key}` does not apply to strategy {strategy}"));
             }
         }
         let build_py = match (&r.build_py, &r.build_py_variant) {
@@ -150,6 +182,61 @@ impl Validator<'_> {
             layer,
             build_py,
             core,
+        }
+    }
+
+    /// A pin image's `pin_version`: a `[[release]]` of its base package, newer than the
+    /// release the base image ships (else there is nothing to pin: strategy check).
+    fn pinned_release(
+        &mut self,
+        id: &str,
+        r: &RawImage,
+        base_package: &str,
+        base_version: &str,
+        releases: &[Release],
+    ) -> Release {
+        let empty = Release {
+            package: base_package.to_owned(),
+            version: String::new(),
+            wheels: Vec::new(),
+        };
+        let Some(pin) = &r.pin_version else {
+            return empty;
+        };
+        let version = self.text(pin, is_version, "pin_version");
+        let (Some(pinned), Some(shipped)) = (parse_version(&version), parse_version(base_version))
+        else {
+            return empty;
+        };
+        if pinned <= shipped {
+            self.error(
+                pin,
+                format!(
+                    "image `{id}`: pin_version {version} is not newer than base_version \
+                     {base_version}, which the base image ships: nothing to install, use \
+                     strategy check"
+                ),
+            );
+        }
+        let same = |p: &str| {
+            p.to_ascii_lowercase().replace(['_', '.'], "-")
+                == base_package.to_ascii_lowercase().replace(['_', '.'], "-")
+        };
+        match releases
+            .iter()
+            .find(|rel| same(&rel.package) && parse_version(&rel.version) == Some(pinned.clone()))
+        {
+            Some(release) => release.clone(),
+            None => {
+                self.error(
+                    pin,
+                    format!(
+                        "image `{id}` pins {base_package} {version}, which no [[release]] lists: \
+                         add one with every wheel file and its sha256"
+                    ),
+                );
+                empty
+            }
         }
     }
 }

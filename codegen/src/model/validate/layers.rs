@@ -1,28 +1,20 @@
-//! The native core each image runs on, and the overlay's extra upstream files.
+//! The native core each image runs on, the overlay's extra upstream files and the releases
+//! a pin installs.
 
 use super::Validator;
-use crate::model::layers::{module_of, source_root};
+use crate::model::layers::{is_wheel_of, module_of, source_root};
 use crate::model::values::*;
 use crate::model::*;
-use crate::parse::{RawImage, RawUpstreamFile, S};
+use crate::parse::{RawImage, RawRelease, RawUpstreamFile, S};
 use std::collections::BTreeSet;
 
 impl Validator<'_> {
-    /// An overlay image runs on the wheel its base image installs; any other image declares
-    /// its core.
+    /// An overlay or check image runs on the wheel its base image installs, a pin image on
+    /// the release it installs; a fill image declares its core.
     pub(super) fn image_core(&mut self, id: &str, img: &S<RawImage>, layer: &Layer) -> ImageCore {
         let r = img.get_ref();
+        let strategy = layer.strategy();
         match (layer, &r.core) {
-            (Layer::Overlay { .. }, Some(core)) => {
-                self.error(
-                    core,
-                    format!(
-                        "image `{id}` (strategy overlay) runs on the wheel its base image \
-                         installs (base_package == base_version): remove `core`"
-                    ),
-                );
-            }
-            (Layer::Overlay { .. }, None) => {}
             (Layer::Fill { .. }, None) => self.error(
                 img,
                 format!(
@@ -42,19 +34,104 @@ impl Validator<'_> {
                     )),
                 };
             }
+            (_, Some(core)) => {
+                let whose = match layer {
+                    Layer::Pin { .. } => "the release it installs (base_package == pin_version)",
+                    _ => "the wheel its base image installs (base_package == base_version)",
+                };
+                self.error(
+                    core,
+                    format!("image `{id}` (strategy {strategy}) runs on {whose}: remove `core`"),
+                );
+            }
+            (_, None) => {}
         }
-        let (package, version) = match layer {
+        let none = String::new();
+        let (package, version, source) = match layer {
             Layer::Overlay {
                 base_package,
                 base_version,
-            } => (base_package.clone(), base_version.clone()),
-            Layer::Fill { .. } => (String::new(), String::new()),
+            }
+            | Layer::Check {
+                base_package,
+                base_version,
+            } => (base_package, base_version, CoreSource::BaseWheel),
+            Layer::Pin {
+                base_package,
+                release,
+                ..
+            } => (base_package, &release.version, CoreSource::PinnedRelease),
+            // A fill without its `core`, an error above.
+            Layer::Fill { .. } => (&none, &none, CoreSource::BaseWheel),
         };
         ImageCore {
-            package,
-            version,
-            source: CoreSource::BaseWheel,
+            package: package.clone(),
+            version: version.clone(),
+            source,
         }
+    }
+
+    /// `[[release]]`: each (package, version) once, a valid name and PEP 440 version, and at
+    /// least one wheel, each a wheel file name of that release, once, with a sha256.
+    pub(super) fn releases(&mut self, raw: &[S<RawRelease>]) -> Vec<Release> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for release in raw {
+            let r = release.get_ref();
+            let package = self.text(&r.package, is_dist_name, "release package name");
+            let version = self.text(&r.version, is_version, "release version (PEP 440)");
+            let key = (
+                package.to_ascii_lowercase().replace(['_', '.'], "-"),
+                version.clone(),
+            );
+            if !seen.insert(key) {
+                self.error(
+                    &r.version,
+                    format!("release {package} {version} is listed twice"),
+                );
+            }
+            if r.wheels.get_ref().is_empty() {
+                self.error(
+                    &r.wheels,
+                    format!(
+                        "release {package} {version} lists no wheels: give every wheel file \
+                         with its sha256, so pip installs only those bytes (--require-hashes)"
+                    ),
+                );
+            }
+            let mut files = BTreeSet::new();
+            let mut wheels = Vec::new();
+            for wheel in r.wheels.get_ref() {
+                let w = wheel.get_ref();
+                let file = w.file.get_ref();
+                if !is_wheel_of(file, &package, &version) {
+                    self.error(
+                        &w.file,
+                        format!(
+                            "{file:?} is not a wheel file of {package} {version} \
+                             ({{name}}-{{version}}-{{python}}-{{abi}}-{{platform}}.whl)"
+                        ),
+                    );
+                } else if !files.insert(file.clone()) {
+                    self.error(&w.file, format!("{file:?} is listed twice"));
+                }
+                let sha256 = self.text(
+                    &w.sha256,
+                    |s| is_hex(s, 64),
+                    "sha256 (64 lowercase hex digits)",
+                );
+                wheels.push(Wheel {
+                    file: file.clone(),
+                    sha256,
+                });
+            }
+            out.push(Release {
+                package,
+                version,
+                wheels,
+            });
+        }
+        out
     }
 
     /// `[[upstream.file]]`: `.py` files of the module's package, under the directory the

@@ -113,7 +113,8 @@ impl Validator<'_> {
         let drop = self.drop(raw);
         let symbols = self.symbols(&raw.symbol);
         self.name_clashes(&raw.symbol);
-        let images = self.images(raw);
+        let releases = self.releases(&raw.release);
+        let images = self.images(raw, &releases);
         let upstream = Upstream {
             repo,
             path,
@@ -135,6 +136,7 @@ impl Validator<'_> {
             native,
             surface,
             images,
+            releases,
         }
     }
 
