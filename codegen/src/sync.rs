@@ -3,6 +3,9 @@
 //! ensure-file-contents, with regions spliced into files the project owns.
 
 mod commit;
+mod rename;
+pub use rename::Rename;
+use rename::renamed;
 mod leftovers;
 mod paths;
 #[cfg(test)]
@@ -94,6 +97,19 @@ pub fn plan(
     outputs: &[Output],
     force: bool,
 ) -> Result<Vec<Change>, Diagnostics> {
+    plan_renaming(root, manifest, name, outputs, force, &[])
+}
+
+/// [`plan`], with regions renamed first ([`Rename`]); the changes' old texts stay the files'
+/// texts on disk, which [`apply`] checks are unchanged before writing.
+pub fn plan_renaming(
+    root: &Path,
+    manifest: &Source,
+    name: &str,
+    outputs: &[Output],
+    force: bool,
+    renames: &[Rename],
+) -> Result<Vec<Change>, Diagnostics> {
     let manifest_path = Path::new(&manifest.name).file_name().map(|f| root.join(f));
     let repo = paths::Repo::new(root, manifest_path.as_deref())
         .map_err(|msg| Diagnostic::new(manifest, 0..0, msg))?;
@@ -138,7 +154,22 @@ pub fn plan(
                 continue;
             }
         };
-        match plan_file(path, old, outs, manifest, name, force) {
+        let moved = old
+            .as_deref()
+            .and_then(|text| renamed(path, text, name, renames));
+        let planned = match moved {
+            None => plan_file(path, old, outs, manifest, name, force),
+            Some(text) => plan_file(path, Some(text), outs, manifest, name, force).map(|mut c| {
+                c.status = if c.new == old {
+                    Status::Unchanged
+                } else {
+                    Status::Stale
+                };
+                c.old = old;
+                c
+            }),
+        };
+        match planned {
             Ok(mut change) => {
                 change.target = resolved.target;
                 changes.push(change);
@@ -189,10 +220,21 @@ pub fn plan_manifest_edit(
     edited: &Source,
     force: bool,
 ) -> Result<Vec<Change>, Diagnostics> {
+    plan_manifest_edit_renaming(root, edited, force, &[])
+}
+
+/// [`plan_manifest_edit`] with regions renamed ([`Rename`]): `adopt`, which moves an image
+/// to another strategy, renames its Dockerfile region in the same change.
+pub fn plan_manifest_edit_renaming(
+    root: &Path,
+    edited: &Source,
+    force: bool,
+    renames: &[Rename],
+) -> Result<Vec<Change>, Diagnostics> {
     let api = crate::load_str(&edited.name, &edited.text)?;
     let outputs = crate::render::render_all(&api)
         .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
-    let mut changes = plan(root, edited, &api.name, &outputs, force)?;
+    let mut changes = plan_renaming(root, edited, &api.name, &outputs, force, renames)?;
     let file = Path::new(&edited.name).file_name().and_then(|f| f.to_str());
     let Some(path) = file.and_then(RelPath::new) else {
         let msg = "the manifest's name has no file name";

@@ -143,6 +143,51 @@ impl Index {
         })
     }
 
+    /// Every wheel file of `package==version` the index's page lists, with the sha256 the
+    /// page gives it (PEP 503 `#sha256=` fragments), in name order: what a pin installs
+    /// hash-checked, whichever file pip picks. The page is kept for `--offline`.
+    pub fn release_files(
+        &self,
+        package: &str,
+        version: &str,
+    ) -> Result<Vec<(String, String)>, LoadError> {
+        let record = self.index_dir().join(format!("{package}.page.html"));
+        let base = self.url.as_deref().unwrap_or("https://pypi.org/simple/");
+        let url = format!("{}/{package}/", base.trim_end_matches('/'));
+        let page = if self.offline {
+            std::fs::read_to_string(&record).map_err(|_| {
+                LoadError::new(
+                    package,
+                    "--offline: the cache has no index page of this package; run adopt online once",
+                )
+            })?
+        } else {
+            let limits = crate::fetch::Limits {
+                max_bytes: 16 << 20,
+                timeout: self.timeout,
+            };
+            let bytes = crate::fetch::get(&url, limits).map_err(|e| LoadError::new(&url, e))?;
+            store(&record, &bytes, package)?;
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        let mut files: Vec<(String, String)> = page
+            .split("href=\"")
+            .skip(1)
+            .filter_map(|rest| {
+                let href = &rest[..rest.find('"')?];
+                let (path, fragment) = href.split_once('#')?;
+                let sha256 = fragment.strip_prefix("sha256=")?;
+                let file = path.rsplit('/').next()?.to_owned();
+                (mooncake_sos_codegen::model::layers::is_wheel_of(&file, package, version)
+                    && mooncake_sos_codegen::model::values::is_hex(sha256, 64))
+                .then(|| (file, sha256.to_owned()))
+            })
+            .collect();
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
     /// Removes least recently used wheels (not in `keep`) until the cache is within bound.
     pub fn trim(&self, keep: &[&Wheel]) -> Vec<String> {
         let blobs = self.cache_dir.join("blobs");
@@ -348,60 +393,5 @@ fn store(path: &Path, bytes: &[u8], label: &str) -> Result<(), LoadError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{Index, Wheel, parse_versions};
-    use std::time::{Duration, SystemTime};
-
-    #[test]
-    fn the_cache_keeps_within_its_bound_least_recently_used_first_never_this_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index {
-            python: "python3".into(),
-            url: None,
-            cache_dir: dir.path().to_owned(),
-            max_cache_bytes: 250,
-            offline: true,
-            timeout: Duration::from_secs(1),
-        };
-        let mut wheels = Vec::new();
-        for (i, name) in ["a", "b", "c"].iter().enumerate() {
-            let path = index.blob(
-                &format!("{name}{name}"),
-                &format!("{name}-1-py3-none-any.whl"),
-            );
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, [0u8; 100]).unwrap();
-            let age = SystemTime::now() - Duration::from_secs(100 * (3 - i as u64));
-            std::fs::File::options()
-                .append(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(age)
-                .unwrap();
-            wheels.push(Wheel {
-                package: (*name).into(),
-                version: "1".into(),
-                file: String::new(),
-                sha256: String::new(),
-                size: 100,
-                path,
-                downloaded: false,
-            });
-        }
-        // 300 bytes over a 250-byte bound: the oldest goes, unless this run uses it.
-        let removed = index.trim(&[&wheels[0]]);
-        assert_eq!(removed.len(), 1, "{removed:?}");
-        assert!(wheels[0].path.exists() && !wheels[1].path.exists() && wheels[2].path.exists());
-        assert!(index.trim(&[]).is_empty(), "within the bound now");
-    }
-
-    #[test]
-    fn reads_pips_listing_in_version_order() {
-        let out = "mooncake-transfer-engine-cuda13 (0.3.14)\nAvailable versions: 0.3.14, 0.3.13.post1, 0.3.12, 0.3.12.post1\n  INSTALLED: none\n";
-        assert_eq!(
-            parse_versions(out).unwrap(),
-            ["0.3.12", "0.3.12.post1", "0.3.13.post1", "0.3.14"]
-        );
-        assert_eq!(parse_versions("ERROR: no such package"), None);
-    }
-}
+#[path = "index_tests.rs"]
+mod tests;

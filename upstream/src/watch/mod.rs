@@ -3,6 +3,7 @@
 //! allow ([`plan`]). [`index`] lists and downloads through pip into a cache keyed by sha256;
 //! [`diff`] compares a release's module with the pinned one; [`render`] prints the report.
 
+pub mod adopt;
 pub mod diff;
 pub mod index;
 pub mod plan;
@@ -76,13 +77,20 @@ pub fn packages(api: &Api) -> Vec<String> {
         }
     };
     for image in &api.images {
-        match &image.layer {
-            Layer::Overlay { base_package, .. } => add(base_package),
-            Layer::Fill { package, .. } => add(package),
-        }
+        add(package_of(&image.layer));
         add(&image.core.package);
     }
     out
+}
+
+/// The package whose releases an image's layer takes.
+pub fn package_of(layer: &Layer) -> &str {
+    match layer {
+        Layer::Overlay { base_package, .. }
+        | Layer::Pin { base_package, .. }
+        | Layer::Check { base_package, .. } => base_package,
+        Layer::Fill { package, .. } => package,
+    }
 }
 
 /// The oldest release api.toml names (an image's, a core's, [drop]'s).
@@ -90,7 +98,9 @@ fn floor(api: &Api) -> Option<String> {
     let mut named: Vec<Release> = Vec::new();
     for image in &api.images {
         let v = match &image.layer {
-            Layer::Overlay { base_version, .. } => base_version,
+            Layer::Overlay { base_version, .. }
+            | Layer::Pin { base_version, .. }
+            | Layer::Check { base_version, .. } => base_version,
             Layer::Fill { version, .. } => version,
         };
         for version in [v, &image.core.version] {
@@ -148,9 +158,15 @@ pub fn run(
     let sides: Vec<_> = images::load_all(root, api)?
         .into_iter()
         .zip(&api.images)
-        .map(|(side, image)| match &image.layer {
-            Layer::Overlay { base_package, .. } => (side, true, base_package.clone()),
-            Layer::Fill { package, .. } => (side, false, package.clone()),
+        .map(|(side, image)| {
+            // A pin or check image takes module and core from one wheel: each release's own
+            // core verdict is its layer's.
+            let layer = match &image.layer {
+                Layer::Overlay { .. } => Some("one-file overlay"),
+                Layer::Fill { .. } => Some("fill"),
+                Layer::Pin { .. } | Layer::Check { .. } => None,
+            };
+            (side, layer, package_of(&image.layer).to_owned())
         })
         .collect();
     let cx = release::Context {

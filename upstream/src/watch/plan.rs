@@ -135,13 +135,41 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
                 });
             }
         }
+        Layer::Pin {
+            base_package,
+            base_version,
+            release,
+        } => {
+            p.strategy = "pin";
+            p.package = base_package.clone();
+            p.version = release.version.clone();
+            match shipped_check(
+                &image.base_tag,
+                base_package,
+                base_version,
+                at(base_package, base_version),
+            ) {
+                Ok(step) => p.transition = Some(step),
+                Err(step) => p.blocked.push(step),
+            }
+            p.breaking = breaking(&of(base_package), &release.version, "pin");
+        }
+        Layer::Check {
+            base_package,
+            base_version,
+        } => {
+            p.strategy = "check";
+            p.package = base_package.clone();
+            p.version = base_version.clone();
+            p.breaking = breaking(&of(base_package), base_version, "check");
+        }
         Layer::Fill { package, version } => {
             p.strategy = "fill";
             p.package = package.clone();
             p.version = version.clone();
             let core = match &image.core.source {
                 CoreSource::Declared(source) => source.clone(),
-                CoreSource::BaseWheel => image.core.label(),
+                CoreSource::BaseWheel | CoreSource::PinnedRelease => image.core.label(),
             };
             p.blocked.push(Step {
                 to: "pin",
@@ -175,6 +203,33 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
         }
     }
     p
+}
+
+/// Releases newer than `version` that an image standing on `version` could not move to:
+/// not fit for a pin, or changing what callers of the pinned module rely on.
+fn breaking(releases: &[&ReleaseReport], version: &str, to: &'static str) -> Vec<Step> {
+    releases
+        .iter()
+        .filter(|r| newer(r, version))
+        .filter_map(|r| {
+            let reason = match r.fit_for_pin() {
+                Err(why) => why,
+                Ok(()) => {
+                    let broken: Vec<String> =
+                        r.breaking_changes().iter().map(|c| c.line()).collect();
+                    if broken.is_empty() {
+                        return None;
+                    }
+                    format!("it breaks callers: {}", broken.join("; "))
+                }
+            };
+            Some(Step {
+                to,
+                version: Some(r.version.clone()),
+                reason,
+            })
+        })
+        .collect()
 }
 
 /// overlay -> check: the base image's own wheel must carry the API and serve it.

@@ -131,9 +131,10 @@ impl ReleaseReport {
 pub struct Context<'a> {
     pub api: &'a Api,
     pub reader: &'a Reader,
-    /// Each image's side (its core's record and modules), whether it is an overlay, and the
-    /// package whose releases its layer takes.
-    pub sides: &'a [(ImageSide, bool, String)],
+    /// Each image's side (its core's record and modules), the layer a release's module is
+    /// checked in (`one-file overlay`, `fill`; none for pin and check), and the package whose
+    /// releases its layer takes.
+    pub sides: &'a [(ImageSide, Option<&'static str>, String)],
     /// The baseline module's facts (the pinned module).
     pub baseline: Option<&'a ModuleFacts>,
 }
@@ -176,12 +177,12 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
         let facts = crate::extract::extract(&source)?;
         report.changes = diff(api, base, &facts);
     }
-    for (side, overlay, package) in cx.sides {
-        if *package != wheel.package {
+    for (side, layer, package) in cx.sides {
+        let Some(layer) = layer.filter(|_| *package == wheel.package) else {
             continue;
-        }
+        };
         let mut one = side.clone();
-        if *overlay {
+        if layer == "one-file overlay" {
             // The module alone: the base's modules and this file, nothing else.
             one.modules = side
                 .core
@@ -207,7 +208,7 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
             .collect();
         report.layers.push(LayerVerdict {
             image: side.image.clone(),
-            layer: if *overlay { "one-file overlay" } else { "fill" },
+            layer,
             base: side.core.label(),
             works: findings.is_empty(),
             findings,
