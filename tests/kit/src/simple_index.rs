@@ -3,10 +3,12 @@
 //! layout scripts/local-index.py serves to image builds).
 
 use crate::FileServer;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// `/simple/<project>/` pages linking `/files/<wheel>`; `url` is the index URL for pip.
+/// `/simple/<project>/` pages linking `/files/<wheel>#sha256=<hex>`; `url` is the index URL
+/// for pip.
 pub struct SimpleIndex {
     pub server: FileServer,
     pub url: String,
@@ -29,8 +31,15 @@ impl SimpleIndex {
                 .expect("a wheel file name")
                 .to_owned();
             let bytes = std::fs::read(wheel).unwrap_or_else(|e| panic!("{}: {e}", wheel.display()));
+            let sha256: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
             files.push((format!("/files/{name}"), bytes));
-            projects.entry(project(&name)).or_default().push(name);
+            projects
+                .entry(project(&name))
+                .or_default()
+                .push(format!("{name}#sha256={sha256}"));
         }
         let page =
             |links: String| format!("<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n");
@@ -42,7 +51,10 @@ impl SimpleIndex {
         for (p, names) in &projects {
             let links: String = names
                 .iter()
-                .map(|n| format!("<a href=\"../../files/{n}\">{n}</a>\n"))
+                .map(|n| {
+                    let file = n.split('#').next().unwrap_or(n);
+                    format!("<a href=\"../../files/{n}\">{file}</a>\n")
+                })
                 .collect();
             files.push((format!("/simple/{p}/"), page(links).into_bytes()));
         }

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod adopt;
 mod all_or_nothing;
 mod bump;
 mod checkouts;

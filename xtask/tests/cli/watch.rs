@@ -30,9 +30,14 @@ fn all_wheels() -> Vec<PathBuf> {
 
 /// `xtask watch --manifest <sandbox>/api.toml --watch-cache CACHE ARGS` (cuda13 cores load
 /// with the CUDA 13 runtime and the driver stub).
-fn watch(sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
+pub fn watch(sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
+    command("watch", sandbox, cache, args)
+}
+
+/// `xtask COMMAND ...` as [`watch`] runs it.
+pub fn command(name: &str, sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(XTASK);
-    cmd.arg("watch")
+    cmd.arg(name)
         .arg("--manifest")
         .arg(sandbox.manifest())
         .arg("--watch-cache")
@@ -44,17 +49,18 @@ fn watch(sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
     Run::from(cmd.output().expect("run xtask"))
 }
 
-struct Online {
-    /// The index the run read (gone now; the cache is keyed by it).
-    url: String,
-    sandbox: Sandbox,
-    cache: tempfile::TempDir,
-    run: Run,
-    json: Value,
+pub struct Online {
+    /// The index the run read (kept serving: `adopt` reads its pages; the cache is keyed by it).
+    pub index: SimpleIndex,
+    pub url: String,
+    pub sandbox: Sandbox,
+    pub cache: tempfile::TempDir,
+    pub run: Run,
+    pub json: Value,
 }
 
 /// The one online run: every release downloaded into a fresh cache.
-fn online() -> &'static Online {
+pub fn online() -> &'static Online {
     static ONLINE: OnceLock<Online> = OnceLock::new();
     ONLINE.get_or_init(|| {
         let index = SimpleIndex::serve(&all_wheels());
@@ -69,6 +75,7 @@ fn online() -> &'static Online {
             serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"));
         // pip listed and downloaded through the index.
         let requests = index.server.requests();
+        let index = index;
         assert!(
             requests
                 .iter()
@@ -82,6 +89,7 @@ fn online() -> &'static Online {
         );
         Online {
             url: index.url.clone(),
+            index,
             sandbox,
             cache,
             run,
@@ -110,7 +118,7 @@ const CUDA13: &str = "mooncake-transfer-engine-cuda13";
 const NON_CUDA: &str = "mooncake-transfer-engine-non-cuda";
 
 #[test]
-fn every_release_gets_a_verdict_and_the_overlay_may_move_to_a_pin_at_0_3_12_post1() {
+fn every_release_gets_a_verdict_and_the_pin_sees_the_release_that_would_break_it() {
     let Online { run, json, .. } = online();
     assert_eq!(run.code, Some(1), "a transition is possible: {run:?}");
     let versions = |package: &str| -> Vec<String> {
@@ -146,17 +154,10 @@ fn every_release_gets_a_verdict_and_the_overlay_may_move_to_a_pin_at_0_3_12_post
     let good = release(json, CUDA13, "0.3.12.post1");
     assert_eq!(good["carries_api"], true);
     assert_eq!(good["core"]["verdict"], "serves", "{good:#}");
-    assert_eq!(good["layers"][0]["works"], true, "{good:#}");
+    // A pin takes module and core from one wheel: no layer over another core to check.
+    assert_eq!(good["layers"], serde_json::json!([]), "{good:#}");
     // 0.3.14: its sibling modules break a one-file overlay, and it changes `get`.
     let new = release(json, CUDA13, "0.3.14");
-    assert_eq!(new["layers"][0]["works"], false);
-    assert!(
-        new["layers"][0]["findings"][0]
-            .as_str()
-            .unwrap()
-            .contains("sibling mooncake._partial_read"),
-        "{new:#}"
-    );
     let changes: Vec<String> = new["changes"]
         .as_array()
         .unwrap()
@@ -182,8 +183,48 @@ fn every_release_gets_a_verdict_and_the_overlay_may_move_to_a_pin_at_0_3_12_post
         "{n13:#}"
     );
 
+    // The checkout's CUDA image pins 0.3.12.post1: check is blocked (the base ships
+    // 0.3.11.post1), and 0.3.14 would break the pin.
     let cuda = &json["images"][0];
     assert_eq!(cuda["image"], "cuda");
+    assert_eq!(cuda["strategy"], "pin");
+    assert_eq!(cuda["version"], "0.3.12.post1");
+    assert!(cuda["transition"].is_null(), "{cuda:#}");
+    assert_eq!(cuda["blocked"][0]["to"], "check");
+    assert!(
+        cuda["blocked"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"),
+        "{cuda:#}"
+    );
+    assert_eq!(cuda["breaking"][0]["version"], "0.3.14", "{cuda:#}");
+    assert_eq!(cuda["breaking"].as_array().unwrap().len(), 1, "{cuda:#}");
+    let rocm = &json["images"][1];
+    assert_eq!(rocm["strategy"], "fill");
+    assert!(rocm["transition"].is_null(), "{rocm:#}");
+}
+
+/// The checkout's sandbox with the CUDA image moved back to an overlay of the pinned module.
+pub fn overlay_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.edit("api.toml", "strategy = \"pin\"", "strategy = \"overlay\"");
+    sandbox.edit("api.toml", "pin_version = \"0.3.12.post1\"\n", "");
+    sandbox
+}
+
+#[test]
+fn an_overlay_may_move_to_a_pin_at_0_3_12_post1_and_every_other_step_says_why_not() {
+    let online = online();
+    let sandbox = overlay_sandbox();
+    let run = watch(
+        &sandbox,
+        online.cache.path(),
+        &["--json", "--offline", "--index-url", &online.url],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let cuda = &json["images"][0];
     assert_eq!(cuda["strategy"], "overlay");
     assert_eq!(cuda["transition"]["to"], "pin");
     assert_eq!(cuda["transition"]["version"], "0.3.12.post1");
@@ -204,9 +245,25 @@ fn every_release_gets_a_verdict_and_the_overlay_may_move_to_a_pin_at_0_3_12_post
                 .starts_with(r#""pin" "0.3.14" "its module uses what api.toml does not declare"#)),
         "{blocked:?}"
     );
-    let rocm = &json["images"][1];
-    assert_eq!(rocm["strategy"], "fill");
-    assert!(rocm["transition"].is_null(), "{rocm:#}");
+    assert_eq!(
+        blocked.len(),
+        3,
+        "check, pin at 0.3.11.post1, pin at 0.3.14: {blocked:?}"
+    );
+    // Over the overlay's base, 0.3.12.post1's module works alone; 0.3.14's needs sibling
+    // modules the base lacks.
+    let good = release(&json, CUDA13, "0.3.12.post1");
+    assert_eq!(good["layers"][0]["layer"], "one-file overlay", "{good:#}");
+    assert_eq!(good["layers"][0]["works"], true, "{good:#}");
+    let new = release(&json, CUDA13, "0.3.14");
+    assert_eq!(new["layers"][0]["works"], false);
+    assert!(
+        new["layers"][0]["findings"][0]
+            .as_str()
+            .unwrap()
+            .contains("sibling mooncake._partial_read"),
+        "{new:#}"
+    );
 }
 
 #[test]
@@ -254,9 +311,10 @@ fn offline_repeats_the_online_report_from_the_cache_alone() {
 #[test]
 fn markdown_github_and_text_carry_the_same_verdicts() {
     let online = online();
+    let sandbox = overlay_sandbox();
     let offline = |format: &str| {
         let run = watch(
-            &online.sandbox,
+            &sandbox,
             online.cache.path(),
             &[format, "--offline", "--index-url", &online.url],
         );
@@ -264,7 +322,7 @@ fn markdown_github_and_text_carry_the_same_verdicts() {
         run.stdout
     };
     // The annotation points at the cuda image's `strategy` line in api.toml.
-    let manifest = online.sandbox.read("api.toml");
+    let manifest = sandbox.read("api.toml");
     let line = manifest
         .lines()
         .position(|l| l == "strategy = \"overlay\"")
@@ -317,7 +375,7 @@ fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
     let cache = tempfile::tempdir().unwrap();
     let run = watch(&sandbox, cache.path(), &["--index-url", &index.url]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("image cuda: overlay on mooncake-transfer-engine-cuda13 0.3.11.post1\n  transition: none now\n"), "{run:?}");
+    assert!(run.stdout.contains("image cuda: pin on mooncake-transfer-engine-cuda13 0.3.12.post1\n  transition: none now\n"), "{run:?}");
     drop(index);
 
     // An index that answers 404 to everything.
