@@ -155,20 +155,32 @@ pub fn run(
     // 2. the baseline: the pinned module, else the module of [drop]'s first release.
     let t = Instant::now();
     let (baseline, facts) = baseline(api, &options, &all)?;
-    let sides: Vec<_> = images::load_all(root, api)?
-        .into_iter()
-        .zip(&api.images)
-        .map(|(side, image)| {
-            // A pin or check image takes module and core from one wheel: each release's own
-            // core verdict is its layer's.
-            let layer = match &image.layer {
-                Layer::Overlay { .. } => Some("one-file overlay"),
-                Layer::Fill { .. } => Some("fill"),
-                Layer::Pin { .. } | Layer::Check { .. } => None,
-            };
-            (side, layer, package_of(&image.layer).to_owned())
-        })
-        .collect();
+    let mut sides = Vec::new();
+    for (mut side, image) in images::load_all(root, api)?.into_iter().zip(&api.images) {
+        let layer = match &image.layer {
+            Layer::Overlay { .. } => "one-file overlay",
+            Layer::Fill { .. } => "fill",
+            // A pin takes module and core from one wheel (its own core verdict says it all);
+            // the module alone over the base's wheel is what an overlay would do, when the
+            // base's core is recorded.
+            Layer::Pin {
+                base_package,
+                base_version,
+                ..
+            } => {
+                let path = crate::core::record::path(root, base_package, base_version);
+                let Ok(core) = crate::core::record::load(&path) else {
+                    continue;
+                };
+                side.record = crate::core::record::relative_path(base_package, base_version);
+                side.provided_by = format!("its base {}", core.label());
+                side.core = core;
+                "one-file overlay"
+            }
+            Layer::Check { .. } => "one-file overlay",
+        };
+        sides.push((side, Some(layer), package_of(&image.layer).to_owned()));
+    }
     let cx = release::Context {
         api,
         reader: options.reader,

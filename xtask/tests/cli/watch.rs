@@ -50,7 +50,9 @@ pub fn command(name: &str, sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Ru
 }
 
 pub struct Online {
-    /// The index the run read (kept serving: `adopt` reads its pages; the cache is keyed by it).
+    /// The index the run read, kept serving: `adopt` reads its pages (the cache is keyed by
+    /// its URL).
+    #[expect(dead_code, reason = "held only to keep the server running")]
     pub index: SimpleIndex,
     pub url: String,
     pub sandbox: Sandbox,
@@ -154,10 +156,23 @@ fn every_release_gets_a_verdict_and_the_pin_sees_the_release_that_would_break_it
     let good = release(json, CUDA13, "0.3.12.post1");
     assert_eq!(good["carries_api"], true);
     assert_eq!(good["core"]["verdict"], "serves", "{good:#}");
-    // A pin takes module and core from one wheel: no layer over another core to check.
-    assert_eq!(good["layers"], serde_json::json!([]), "{good:#}");
+    // The module alone over the base's wheel (what an overlay would do) works too.
+    assert_eq!(good["layers"][0]["layer"], "one-file overlay", "{good:#}");
+    assert_eq!(
+        good["layers"][0]["base"],
+        "mooncake-transfer-engine-cuda13 0.3.11.post1"
+    );
+    assert_eq!(good["layers"][0]["works"], true, "{good:#}");
     // 0.3.14: its sibling modules break a one-file overlay, and it changes `get`.
     let new = release(json, CUDA13, "0.3.14");
+    assert_eq!(new["layers"][0]["works"], false, "{new:#}");
+    assert!(
+        new["layers"][0]["findings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("mooncake/structured_object_store.py:27: sibling mooncake._partial_read: expected the module in the image"),
+        "{new:#}"
+    );
     let changes: Vec<String> = new["changes"]
         .as_array()
         .unwrap()
