@@ -4,7 +4,9 @@
 `import {{ shim }}` checks the installed module and its native core against the contract in
 api.toml (every symbol; each parameter's kind, order and default; every native requirement)
 and raises one ImportError listing every miss, with the pin, the installed wheel and the fix.
-`python3 -m {{ shim }}` prints the same report and exits 1 on a miss (`--json`: as JSON).
+`python3 -m {{ shim }}` prints the same report and exits 1 on a miss (`--json`: as JSON);
+`python3 -m {{ shim }} --smoke` runs the consumer's own calls (api.toml's scenarios) against the
+installed module and core and a master it starts (below, after main).
 
 This file is the one implementation of that check. `check()` and `report()` only report (no
 raise, no output), so other programs run this same file under another module name and call
@@ -318,10 +320,24 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog=f"python3 -m {SHIM}",
-        description=f"Check the installed {MODULE} and its native core against api.toml; exit 1 on a miss.",
+        description=f"Check the installed {MODULE} and its native core against api.toml; exit 1 on a miss. "
+        "--smoke runs the consumer's calls (api.toml's scenarios) against them and a master it starts.",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--smoke", action="store_true", help="run every scenario instead; one line each")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help=f"with --smoke: each scenario's bound (default {SMOKE_TIMEOUT:g})")
+    parser.add_argument("--smoke-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.smoke_worker:
+        name, rpc, metrics = args.smoke_worker
+        _smoke_worker(name, int(rpc), int(metrics))
+    if args.smoke and args.json:
+        parser.error("--json and --smoke do not go together")
+    if args.timeout is not None and (not args.smoke or not 0 < args.timeout <= 3600):
+        parser.error("--timeout takes seconds in (0, 3600] and goes with --smoke")
+    if args.smoke:
+        return smoke(SMOKE_TIMEOUT if args.timeout is None else args.timeout)
     r = report()
     if args.json:
         print(json.dumps(r, indent=2, sort_keys=True))
@@ -331,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ok: {MODULE} provides {', '.join(s['name'] for s in SYMBOLS)} and "
               f"{len(NATIVE)} native requirement(s) (api {API_FINGERPRINT[:12]}, pin {UPSTREAM_COMMIT[:8]})")
     return 1 if r["misses"] else 0
-
+{% include "smoke.py" %}
 
 if __name__ == "__main__":
     sys.exit(main())

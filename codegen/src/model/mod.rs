@@ -5,11 +5,13 @@ pub mod layers;
 pub mod names;
 pub mod native;
 pub mod python;
+pub mod scenarios;
 mod validate;
 pub mod values;
 
 pub use layers::{CoreSource, ImageCore, Release, UpstreamFile, Wheel};
-pub use python::{PyExpr, PyLiteral, ValueType};
+pub use python::{PyData, PyExpr, PyLiteral, ValueType};
+pub use scenarios::Scenario;
 pub use validate::validate;
 pub use values::RelPath;
 
@@ -33,6 +35,8 @@ pub struct Api {
     pub images: Vec<Image>,
     /// `[[release]]`: the releases (with every wheel's sha256) `pin` images install.
     pub releases: Vec<Release>,
+    /// The consumer's calls with its values (`[[scenario]]`).
+    pub scenarios: Vec<Scenario>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -112,6 +112,7 @@ pub const RUST_VALUES_IN_USE: &[&str] = &[
     "API_FINGERPRINT",
     "SHIM",
     "API",
+    "SCENARIOS_JSON",
     "load",
     "rt",
     "HANDLE_KIND",
@@ -149,6 +150,9 @@ pub const SHIM_NAMES: &[&str] = &[
     "report",
     "describe",
     "main",
+    "SCENARIOS",
+    "SMOKE_TIMEOUT",
+    "smoke",
 ];
 
 #[cfg(test)]

@@ -49,6 +49,85 @@ pub fn parse_expr(text: &str) -> Result<PyExpr, String> {
     })
 }
 
+/// A data literal of a scenario: what a Python literal may hold, and nothing that runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum PyData {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<PyData>),
+    /// String keys, in the order written.
+    Dict(Vec<(String, PyData)>),
+}
+
+/// Parses a data literal: None, True/False, integers that fit i64, finite floats (either
+/// with a leading `-`), strings, lists and dicts with string keys. Anything else (names,
+/// calls, operators, tuples, sets, bytes, f-strings) is an error.
+pub fn parse_data(text: &str) -> Result<PyData, String> {
+    let parsed = whole_expression(text.trim(), "literal")?;
+    data(parsed.expr(), 0)
+}
+
+/// Nesting deeper than this is an error, not a stack overflow.
+const MAX_DATA_DEPTH: usize = 16;
+
+fn data(e: &Expr, depth: usize) -> Result<PyData, String> {
+    if depth > MAX_DATA_DEPTH {
+        return Err(format!("nested deeper than {MAX_DATA_DEPTH} levels"));
+    }
+    Ok(match e {
+        Expr::NoneLiteral(_) => PyData::None,
+        Expr::BooleanLiteral(b) => PyData::Bool(b.value),
+        Expr::NumberLiteral(_) => number(e, false)?,
+        Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::USub => number(&u.operand, true)?,
+        Expr::StringLiteral(s) => PyData::Str(s.value.to_str().to_owned()),
+        Expr::List(l) => PyData::List(
+            l.elts
+                .iter()
+                .map(|x| data(x, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
+        Expr::Dict(d) => {
+            let mut items: Vec<(String, PyData)> = Vec::new();
+            for item in &d.items {
+                let Some(Expr::StringLiteral(k)) = &item.key else {
+                    return Err("a dict key that is not a string".into());
+                };
+                let key = k.value.to_str().to_owned();
+                if items.iter().any(|(seen, _)| *seen == key) {
+                    return Err(format!("duplicate dict key {key:?}"));
+                }
+                items.push((key, data(&item.value, depth + 1)?));
+            }
+            PyData::Dict(items)
+        }
+        _ => {
+            return Err(
+                "not a data literal (None, a bool, a number, a string, a list, \
+                        or a dict with string keys)"
+                    .into(),
+            );
+        }
+    })
+}
+
+fn number(e: &Expr, negative: bool) -> Result<PyData, String> {
+    let Expr::NumberLiteral(n) = e else {
+        return Err("`-` before something that is not a number".into());
+    };
+    match &n.value {
+        Number::Int(i) => i
+            .as_i64()
+            .and_then(|v| if negative { v.checked_neg() } else { Some(v) })
+            .map(PyData::Int)
+            .ok_or_else(|| "an integer outside the 64-bit range".into()),
+        Number::Float(f) if f.is_finite() => Ok(PyData::Float(if negative { -f } else { *f })),
+        _ => Err("a number that is not an integer or a finite float".into()),
+    }
+}
+
 /// `text` parsed as one expression that is all of it: a trailing comment (`None  # x`)
 /// would make the text say more than the value.
 fn whole_expression(
@@ -145,5 +224,42 @@ mod tests {
         assert_eq!(value_type(Some("Mapping[str, Any]")), Ok(ValueType::Object));
         assert_eq!(value_type(None), Ok(ValueType::Object));
         assert!(value_type(Some("dict[str")).is_err());
+    }
+
+    #[test]
+    fn data_literals_are_data_only() {
+        assert_eq!(
+            parse_data(r#"[[1, -2], None, {'a': 1.5, "b": [True]}, 'x']"#),
+            Ok(PyData::List(vec![
+                PyData::List(vec![PyData::Int(1), PyData::Int(-2)]),
+                PyData::None,
+                PyData::Dict(vec![
+                    ("a".into(), PyData::Float(1.5)),
+                    ("b".into(), PyData::List(vec![PyData::Bool(true)])),
+                ]),
+                PyData::Str("x".into()),
+            ]))
+        );
+        for bad in [
+            "x",
+            "f()",
+            "[1, x]",
+            "(1, 2)",
+            "{1, 2}",
+            "{1: 2}",
+            "b'x'",
+            "f'{x}'",
+            "1 + 2",
+            "-'a'",
+            "1e999",
+            "1j",
+            "[1] # c",
+            "{'a': 1, 'a': 2}",
+            "99999999999999999999",
+            "__import__('os')",
+            "[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]",
+        ] {
+            assert!(parse_data(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -3,8 +3,10 @@
 //! everything else is checked in `model::validate`.
 
 mod layers;
+mod scenarios;
 
 pub use layers::{RawImageCore, RawRelease, RawUpstreamFile, RawWheel};
+pub use scenarios::{RawClient, RawField, RawGet, RawPut, RawScenario};
 
 use crate::diag::{Diagnostic, Source};
 use serde::Deserialize;
@@ -31,6 +33,8 @@ pub struct RawManifest {
     /// `[[release]]`: releases whose wheels (with their sha256) a `pin` image installs.
     #[serde(default)]
     pub release: Vec<S<RawRelease>>,
+    #[serde(default)]
+    pub scenario: Vec<S<RawScenario>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -5,10 +5,16 @@
 pub enum Py {
     None,
     Bool(bool),
+    Int(i64),
+    Float(f64),
     Str(String),
     List(Vec<Py>),
+    /// A list on one line (data rows).
+    Row(Vec<Py>),
     /// Keys keep their order: the output follows the manifest.
     Dict(Vec<(&'static str, Py)>),
+    /// A dict with keys from the manifest (scenario data).
+    Map(Vec<(String, Py)>),
 }
 
 impl Py {
@@ -27,8 +33,16 @@ impl Py {
         match self {
             Py::None => "None".into(),
             Py::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Py::Int(i) => i.to_string(),
+            // Debug prints the shortest text that reads back as the same f64, with a `.` or
+            // an exponent, so Python reads a float.
+            Py::Float(f) => format!("{f:?}"),
             Py::Str(s) => str_literal(s),
             Py::List(items) if items.is_empty() => "[]".into(),
+            Py::Row(items) => {
+                let body: Vec<String> = items.iter().map(|i| i.to_source(indent)).collect();
+                format!("[{}]", body.join(", "))
+            }
             Py::List(items) => {
                 let body: String = items
                     .iter()
@@ -37,6 +51,13 @@ impl Py {
                 format!("[\n{body}{close}]")
             }
             Py::Dict(items) => {
+                let body: Vec<String> = items
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", str_literal(k), v.to_source(indent)))
+                    .collect();
+                format!("{{{}}}", body.join(", "))
+            }
+            Py::Map(items) => {
                 let body: Vec<String> = items
                     .iter()
                     .map(|(k, v)| format!("{}: {}", str_literal(k), v.to_source(indent)))
@@ -61,5 +82,13 @@ mod tests {
         assert_eq!(str_literal("it's \"x\"\n"), r#""it's \"x\"\n""#);
         let v = Py::List(vec![Py::Dict(vec![("a", Py::Bool(true)), ("b", Py::None)])]);
         assert_eq!(v.to_source(0), "[\n    {\"a\": True, \"b\": None},\n]");
+        let m = Py::Map(vec![
+            ("k'".into(), Py::Float(1e-7)),
+            ("n".into(), Py::Int(-3)),
+        ]);
+        assert_eq!(m.to_source(0), r#"{"k'": 1e-7, "n": -3}"#);
+        assert_eq!(Py::Float(3.0).to_source(0), "3.0");
+        let row = Py::Row(vec![Py::Int(1), Py::Row(vec![]), Py::None]);
+        assert_eq!(row.to_source(4), "[1, [], None]");
     }
 }

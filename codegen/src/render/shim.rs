@@ -3,7 +3,9 @@
 
 use super::python::{Py, str_literal};
 use super::{HEADER, Output, RenderError};
-use crate::model::{Api, DefaultValue, NativeCheck, Param, ParamKind, RelPath, SymbolKind};
+use crate::model::{
+    Api, DefaultValue, NativeCheck, Param, ParamKind, PyData, RelPath, Scenario, SymbolKind,
+};
 use askama::Template;
 
 #[derive(Template)]
@@ -24,6 +26,7 @@ struct ShimTemplate {
     package_prefix_lit: String,
     symbols_lit: String,
     native_lit: String,
+    scenarios_lit: String,
     symbols: Vec<String>,
     symbol_lits: Vec<String>,
 }
@@ -64,6 +67,7 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
         package_prefix_lit: str_literal("mooncake-transfer-engine"),
         symbols_lit: Py::List(api.symbols.iter().map(symbol).collect()).to_source(0),
         native_lit: Py::List(api.native.iter().map(native).collect()).to_source(0),
+        scenarios_lit: Py::List(api.scenarios.iter().map(scenario).collect()).to_source(0),
         symbol_lits: symbols.iter().map(|s| str_literal(s)).collect(),
         symbols,
     };
@@ -146,4 +150,76 @@ fn native(n: &crate::model::NativeRequirement) -> Py {
         }
     }
     Py::Dict(d)
+}
+
+fn opt_int(v: Option<u64>) -> Py {
+    v.map_or(Py::None, |n| Py::Int(n as i64))
+}
+
+/// A scenario as plain data; its values are rebuilt from the parsed literal, never copied as
+/// text, so no manifest text reaches the shim unquoted.
+fn scenario(s: &Scenario) -> Py {
+    let client = |i: usize| Py::str(&s.clients[i].name);
+    let clients = s
+        .clients
+        .iter()
+        .map(|c| {
+            Py::Dict(vec![
+                ("name", Py::str(&c.name)),
+                ("global_segment_size", Py::Int(c.global_segment_size as i64)),
+                ("local_buffer_size", Py::Int(c.local_buffer_size as i64)),
+                ("protocol", Py::str(&c.protocol)),
+            ])
+        })
+        .collect();
+    let fields = s
+        .fields
+        .iter()
+        .map(|f| {
+            Py::Dict(vec![
+                ("name", Py::str(&f.name)),
+                ("codec", Py::str(&f.codec)),
+                ("section", Py::str(&f.section)),
+                ("dtype", Py::opt_str(f.dtype.as_deref())),
+                ("nullable", Py::Bool(f.nullable)),
+                ("value", data(&f.value)),
+            ])
+        })
+        .collect();
+    Py::Dict(vec![
+        ("name", Py::str(&s.name)),
+        ("needs_torch", Py::Bool(s.needs_torch)),
+        ("key_prefix", Py::str(&s.key_prefix)),
+        ("clients", Py::List(clients)),
+        (
+            "put",
+            Py::Dict(vec![
+                ("by", client(s.put.by)),
+                ("type", Py::str(&s.put.kind)),
+                ("namespace", Py::str(&s.put.namespace)),
+                ("chunk_bytes", opt_int(s.put.chunk_bytes)),
+                ("replica_num", opt_int(s.put.replica_num)),
+            ]),
+        ),
+        (
+            "get",
+            Py::Dict(vec![
+                ("by", client(s.get.by)),
+                ("type", Py::str(&s.get.kind)),
+            ]),
+        ),
+        ("fields", Py::List(fields)),
+    ])
+}
+
+fn data(d: &PyData) -> Py {
+    match d {
+        PyData::None => Py::None,
+        PyData::Bool(b) => Py::Bool(*b),
+        PyData::Int(i) => Py::Int(*i),
+        PyData::Float(f) => Py::Float(*f),
+        PyData::Str(s) => Py::str(s),
+        PyData::List(items) => Py::Row(items.iter().map(data).collect()),
+        PyData::Dict(items) => Py::Map(items.iter().map(|(k, v)| (k.clone(), data(v))).collect()),
+    }
 }

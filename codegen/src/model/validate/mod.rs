@@ -7,6 +7,7 @@ mod clashes;
 mod images;
 mod layers;
 mod native;
+mod scenarios;
 mod symbols;
 
 use super::values::*;
@@ -127,6 +128,7 @@ impl Validator<'_> {
             files,
         };
         let (surface, native) = self.surface(raw, &upstream);
+        let scenarios = self.scenarios(&raw.scenario);
         Api {
             name,
             upstream,
@@ -137,6 +139,7 @@ impl Validator<'_> {
             surface,
             images,
             releases,
+            scenarios,
         }
     }
 
