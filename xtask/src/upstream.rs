@@ -208,6 +208,14 @@ pub struct WatchArgs {
     /// Seconds one pip run may take.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub pip_timeout: u64,
+    /// Run the consumer's scenarios (`python3 -m <shim> --smoke`) against every release whose
+    /// wheel runs here, each in a throwaway venv.
+    #[arg(long)]
+    pub smoke: bool,
+    /// For --smoke: a directory of wheels numpy and msgpack are installed from (offline);
+    /// default: the index.
+    #[arg(long, value_name = "DIR")]
+    pub smoke_deps: Option<PathBuf>,
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
@@ -238,11 +246,24 @@ impl WatchArgs {
             .pinned(manifest)
             .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
             .ok();
+        let smoker = watch::smoke::Smoker {
+            python: self.reading.python.clone(),
+            shim: manifest
+                .root()
+                .join(mooncake_sos_codegen::render::shim_path(&manifest.api).as_str()),
+            deps: self.smoke_deps.clone(),
+            index_url: self.index_url.clone(),
+            lib_dirs: reader.lib_dirs.clone(),
+            offline: self.offline,
+            timeout: Duration::from_secs(300),
+            cache_dir: index.cache_dir.clone(),
+        };
         let options = watch::Options {
             index: &index,
             reader: &reader,
             all: self.all,
             pinned,
+            smoker: self.smoke.then_some(&smoker),
         };
         Ok(watch::run(
             &manifest.api,

@@ -9,6 +9,7 @@ pub mod index;
 pub mod plan;
 pub mod release;
 pub mod render;
+pub mod smoke;
 
 use crate::core::images;
 use crate::core::read::Reader;
@@ -65,6 +66,8 @@ pub struct Options<'a> {
     pub all: bool,
     /// The pinned module, when it could be had (`--fetch`'s cache or a download).
     pub pinned: Option<ModuleSource>,
+    /// `--smoke`: the consumer's scenarios against each release that runs here.
+    pub smoker: Option<&'a smoke::Smoker>,
 }
 
 /// The packages the images name, in the order api.toml names them: each overlay's base
@@ -186,6 +189,7 @@ pub fn run(
         reader: options.reader,
         sides: &sides,
         baseline: facts.as_ref(),
+        smoker: options.smoker,
     };
     // 3. every release
     let mut packages = Vec::new();

@@ -14,7 +14,7 @@ use crate::core::uses::requirements;
 use crate::extract::ModuleFacts;
 use crate::source::{LoadError, ModuleSource};
 use mooncake_sos_codegen::model::Api;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What watch found in one release.
 #[derive(Clone, Debug, Serialize)]
@@ -70,12 +70,19 @@ pub struct LayerVerdict {
 }
 
 /// The consumer's scenarios run against the installed release (`python3 -m <shim> --smoke`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Smoke {
-    Passed,
-    Failed { output: String },
-    NotRun { reason: String },
+    /// The summary line's counts, e.g. `smoke: 2 ok, 0 failed, 1 not run`.
+    Passed {
+        summary: String,
+    },
+    Failed {
+        output: String,
+    },
+    NotRun {
+        reason: String,
+    },
 }
 
 impl ReleaseReport {
@@ -137,6 +144,8 @@ pub struct Context<'a> {
     pub sides: &'a [(ImageSide, Option<&'static str>, String)],
     /// The baseline module's facts (the pinned module).
     pub baseline: Option<&'a ModuleFacts>,
+    /// Runs the consumer's scenarios; `None`: not asked for (`--smoke`).
+    pub smoker: Option<&'a super::smoke::Smoker>,
 }
 
 /// Checks one release's wheel.
@@ -158,7 +167,11 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
         layers: Vec::new(),
         changes: Vec::new(),
         smoke: Smoke::NotRun {
-            reason: "no scenarios to run (api.toml declares none)".into(),
+            reason: if api.scenarios.is_empty() {
+                "api.toml declares no [[scenario]]".into()
+            } else {
+                "not asked for (--smoke)".into()
+            },
         },
     };
     let Some(mut source) = ModuleSource::read_wheel_if_present(&wheel.path, &api.upstream.module)?
@@ -229,6 +242,15 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
             },
         }
     };
+    // Only where the wheel runs here: its module carries the API and its core loads.
+    if let Some(smoker) = cx.smoker.filter(|_| !api.scenarios.is_empty()) {
+        report.smoke = match &report.core {
+            CoreVerdict::Serves { .. } | CoreVerdict::Fails { .. } => smoker.run(wheel),
+            CoreVerdict::Unknown { .. } => Smoke::NotRun {
+                reason: "its core does not load here (see core)".into(),
+            },
+        };
+    }
     Ok(report)
 }
 

@@ -53,7 +53,7 @@ pub fn release_summary(r: &ReleaseReport) -> String {
         parts.push("no changes from the baseline".into());
     }
     parts.push(match &r.smoke {
-        Smoke::Passed => "smoke passed".into(),
+        Smoke::Passed { summary } => format!("smoke passed ({summary})"),
         Smoke::Failed { output } => format!("smoke FAILED: {}", first_line(output)),
         Smoke::NotRun { reason } => format!("smoke not run ({reason})"),
     });

@@ -406,3 +406,41 @@ fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
     );
     assert_eq!(run.stdout, "", "no partial output");
 }
+
+#[test]
+fn the_smoke_runs_the_consumers_scenarios_on_each_release_that_runs_here() {
+    let online = online();
+    let deps = env_path("MC_TEST_WHEELS");
+    let run = watch(
+        &online.sandbox,
+        online.cache.path(),
+        &[
+            "--json",
+            "--offline",
+            "--index-url",
+            &online.url,
+            "--smoke",
+            "--smoke-deps",
+            deps.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    for version in ["0.3.12.post1", "0.3.13.post1"] {
+        let r = release(&json, NON_CUDA, version);
+        assert_eq!(r["smoke"]["verdict"], "passed", "{r:#}");
+        assert!(
+            r["smoke"]["summary"]
+                .as_str()
+                .unwrap()
+                .contains(" 0 failed"),
+            "{r:#}"
+        );
+    }
+    // Without the API there is nothing to run; 0.3.14's core does not load on this machine's
+    // driver stub: not run, and never reported as passed.
+    let old = release(&json, NON_CUDA, "0.3.11.post1");
+    assert_eq!(old["smoke"]["verdict"], "not_run", "{old:#}");
+    let new = release(&json, CUDA13, "0.3.14");
+    assert_eq!(new["smoke"]["verdict"], "not_run", "{new:#}");
+}
