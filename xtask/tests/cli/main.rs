@@ -22,3 +22,4 @@ mod verify;
 mod verify_images;
 mod verify_surface;
 mod watch;
+mod watch_outputs;
