@@ -37,27 +37,11 @@ t="$(now)"
 MC_TEST_ENV="$work/cold-env" bash scripts/make-base-images.sh 2>/dev/null
 row "stand-in base images, cached (all current)" "$(took "$t")"
 
-# The overlay's download, served on loopback: the 0.3.12.post1 module at the pinned path.
-read -r pinned sha < <(python3 - "$MC_TEST_WHEELS" "$work/srv" <<'EOF'
-import glob, hashlib, os, sys, tomllib, zipfile
-u = tomllib.load(open("api.toml", "rb"))["upstream"]
-whl = glob.glob(os.path.join(sys.argv[1], "mooncake_transfer_engine_non_cuda-0.3.12.post1-*.whl"))[0]
-data = zipfile.ZipFile(whl).read("mooncake/structured_object_store.py")
-path = os.path.join(sys.argv[2], u["repo"], u["commit"], u["path"])
-os.makedirs(os.path.dirname(path))
-open(path, "wb").write(data)
-print(path, hashlib.sha256(data).hexdigest())
-EOF
-)
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-python3 -m http.server --bind 127.0.0.1 --directory "$work/srv" "$port" >/dev/null 2>&1 &
-pids+=($!)
 : > "$work/index"
 python3 scripts/local-index.py "$MC_TEST_WHEELS" > "$work/index" 2>/dev/null &
 pids+=($!)
 until grep -q '^local-index: ' "$work/index"; do sleep 0.2; done
 index="$(sed -n 's/^local-index: //p' "$work/index")"
-[[ -f "$pinned" ]]
 
 build() { # VARIANT COLD|CACHED BUILD_ARGS...
     local variant="$1" mode="$2" t
@@ -69,7 +53,11 @@ build() { # VARIANT COLD|CACHED BUILD_ARGS...
         "${extra[@]}" "$@" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
     row "docker/build.py $variant, $mode" "$(took "$t")"
 }
-cuda_args=(--build-arg "MOONCAKE_SOS_BASE_URL=http://127.0.0.1:$port" --build-arg "MOONCAKE_SOS_SHA256=$sha")
+# The CUDA recipe pins the cuda13 release: its wheel from a local index of the release wheels.
+python3 scripts/local-index.py "$MC_TEST_CORE_WHEELS" > "$work/core-index" 2>/dev/null &
+pids+=($!)
+until grep -q '^local-index: ' "$work/core-index"; do sleep 0.2; done
+cuda_args=(--build-arg "MOONCAKE_SOS_PIP_INDEX_URL=$(sed -n 's/^local-index: //p' "$work/core-index")")
 build cu130 cold "${cuda_args[@]}"
 build cu130 cached "${cuda_args[@]}"
 build rocm720-mi35x cold --build-arg "MOONCAKE_SOS_PIP_INDEX_URL=$index"

@@ -52,7 +52,7 @@ log="$(mktemp)"
 trap 'cleanup; rm -f "$log"' EXIT
 # Two builds at a time: the engine does the work, one build per core.
 cargo test -p mooncake-sos-tests --test docker_cuda --test docker_rocm --test docker_native \
-    --test docker_layers \
+    --test docker_layers --test docker_pin \
     -- --test-threads 2 "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 read -r passed failed < <(awk '/^test result:/ {

@@ -1,16 +1,20 @@
-//! The CUDA recipe (docker/Dockerfile: overlay region and check step) built for real by
-//! `docker/build.py cu130` on the stand-in bases of scripts/make-base-images.sh: the real
+//! The CUDA recipe as an overlay (api.toml's CUDA image back on strategy overlay, regenerated:
+//! the overlay region and check step) built for real by `docker/build.py cu130` on the
+//! stand-in bases of scripts/make-base-images.sh: the real
 //! mooncake-transfer-engine-cuda13 0.3.11.post1 wheel, whose module lacks the API and whose
 //! store.so needs the GPU driver's libcuda.so.1, on a builder without a GPU. The overlay
 //! downloads from a server on 127.0.0.1; the good file is the 0.3.12.post1 module (the same
 //! API as the pin, which is not on disk), its sha256 passed as MOONCAKE_SOS_SHA256.
-//! Every failure is asserted on docker's own output.
+//! Every failure is asserted on docker's own output. These are the overlay's and the check's
+//! mechanics; the 0.3.11.post1 core fails the smoke (tests/docker_pin.rs), so a build here
+//! that must pass turns it off (MOONCAKE_SOS_SMOKE=0) and the log says it did not run.
 
+use mooncake_sos_codegen::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
-    api, module_of_release, overlay, pinned_path, sha256_hex,
+    api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo, sha256_hex,
 };
 use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
-use mooncake_sos_tests::repo_root;
+use std::sync::OnceLock;
 
 /// sha256 of the module in the 0.3.12.post1 wheel (MOONCAKE.md).
 const M312_SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
@@ -33,8 +37,18 @@ fn edited_module(old: &str, new: &str) -> Vec<u8> {
     text.replacen(old, new, 1).into_bytes()
 }
 
+/// The repository regenerated with the CUDA image on strategy overlay, once per test binary.
+fn overlay_repo() -> &'static tempfile::TempDir {
+    static REPO: OnceLock<tempfile::TempDir> = OnceLock::new();
+    REPO.get_or_init(|| regenerated_repo(&overlay_manifest()))
+}
+
+fn api() -> Api {
+    api_of(&overlay_manifest())
+}
+
 fn overlay_with(module: &[u8], args: &[(&str, &str)]) -> mooncake_sos_tests::docker::Built {
-    overlay(&api(), &repo_root(), module, args).built
+    overlay(&api(), overlay_repo().path(), module, args).built
 }
 
 /// The generated check step (not the overlay's download step).
@@ -60,7 +74,12 @@ fn assert_in_order(log: &str, lines: &[&str]) {
 fn good_file_builds_and_the_check_loads_the_core_against_the_driver_stub() {
     let bases = Bases::get();
     let api = api();
-    let run = overlay(&api, &repo_root(), &good_module(), &[]);
+    let run = overlay(
+        &api,
+        overlay_repo().path(),
+        &good_module(),
+        &[("MOONCAKE_SOS_SMOKE", "0")],
+    );
     assert_eq!(
         run.requests(),
         1,
@@ -76,7 +95,7 @@ fn good_file_builds_and_the_check_loads_the_core_against_the_driver_stub() {
                 "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
             ),
             SHIM_OK,
-            "mooncake-sos check: passed, the native core loaded against the driver stub; not proved: that it works with a real driver and GPU",
+            "mooncake-sos check: passed, the native core loaded against the driver stub; not proved: that it works with a real driver and GPU, nor the consumer's scenarios (MOONCAKE_SOS_SMOKE=0: the smoke did not run)",
         ],
     );
     let labels = image.labels();
@@ -121,6 +140,7 @@ fn tampered_file_fails_the_build_at_the_checksum() {
     // Served: the tampered file; expected: the good file's sha256.
     let server = mooncake_sos_testkit::FileServer::start([(pinned_path(&api), tampered)]);
     let failure = mooncake_sos_tests::docker::Build::cuda()
+        .context(overlay_repo().path())
         .arg("MOONCAKE_SOS_BASE_URL", &server.base_url)
         .arg("MOONCAKE_SOS_SHA256", M312_SHA256)
         .run()

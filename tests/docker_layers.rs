@@ -7,10 +7,15 @@
 //! - the fill's subpackages: every `*.py` of the wheel's package and its subpackages lands
 //!   where nothing is installed, except a package that would shadow an installed native
 //!   module (0.3.14's `mooncake/store/` beside the source build's `store.so`).
+//!
+//! These are the layers' file mechanics, not whether the core serves the consumer: the builds
+//! pass MOONCAKE_SOS_SMOKE=0 (the overlay is over the 0.3.11.post1 core, which fails the
+//! smoke: tests/docker_pin.rs).
 
 use mooncake_sos_testkit::{FileServer, wheels_dir};
 use mooncake_sos_tests::docker::fixtures::{
-    module_of_release, pinned_path, regenerated_repo, sha256_hex, shipped_manifest,
+    module_of_release, overlay_manifest, pinned_path, regenerated_repo, sha256_hex,
+    shipped_manifest,
 };
 use mooncake_sos_tests::docker::{Bases, Build, LocalIndex, package_files};
 use std::collections::HashMap;
@@ -64,7 +69,7 @@ fn manifest_with(files: &[(&str, Vec<u8>)]) -> String {
             sha256_hex(bytes)
         ));
     }
-    let shipped = shipped_manifest();
+    let shipped = overlay_manifest();
     assert!(shipped.contains("\n# The Python shim"));
     shipped.replacen(
         "\n# The Python shim",
@@ -96,6 +101,7 @@ fn the_overlay_installs_every_file_of_the_set_or_none() {
             .context(repo.path())
             .arg("MOONCAKE_SOS_BASE_URL", &server.base_url)
             .arg("MOONCAKE_SOS_SHA256", &sha256_hex(&module))
+            .arg("MOONCAKE_SOS_SMOKE", "0")
             .run()
     };
 
@@ -167,6 +173,7 @@ fn the_fill_copies_subpackages_but_never_shadows_a_native_module() {
         .context(repo.path())
         .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
         .arg("MOONCAKE_VERSION", "0.3.14")
+        .arg("MOONCAKE_SOS_SMOKE", "0")
         .run();
     let log = built.log.clone();
     assert!(

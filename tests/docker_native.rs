@@ -2,19 +2,20 @@
 //! overlaid on a native core (store.so) that lacks what it needs imports cleanly and fails
 //! at the first put; a need declared in api.toml ([[native]]) turns that into a failed build.
 //!
-//! Pairings (module over core): the 0.3.13.post1 module over the CUDA stand-in's 0.3.11.post1
-//! core (loaded against the driver stub) builds with the shipped api.toml, whose pin does not
-//! need `ReplicateConfig.group_ids`, and fails at the first put in a container; with a
+//! Pairings (module over core), on the CUDA recipe as an overlay (api.toml's CUDA image back on
+//! strategy overlay): the 0.3.13.post1 module over the CUDA stand-in's 0.3.11.post1
+//! core (loaded against the driver stub) builds with the shipped api.toml's needs, which do not
+//! include `ReplicateConfig.group_ids`, when the smoke is off (MOONCAKE_SOS_SMOKE=0: with it on,
+//! the build fails at `setup`, tests/docker_pin.rs), and fails at the first put in a container; with a
 //! manifest declaring that need the same build fails at the check, naming it; the same
 //! manifest over the ROCm stand-in's 0.3.12.post1 core (which has group_ids) builds. (The
 //! API module over the 0.3.12.post1 core round-trips in tests/docker_rocm.rs.)
 
 use mooncake_sos_testkit::wheels_dir;
 use mooncake_sos_tests::docker::fixtures::{
-    api, api_of, module_of_release, overlay, regenerated_repo, shipped_manifest,
+    api, api_of, module_of_release, overlay, overlay_manifest, regenerated_repo,
 };
 use mooncake_sos_tests::docker::{Build, Client, LocalIndex, StoreMaster, Topology};
-use mooncake_sos_tests::repo_root;
 use std::time::Duration;
 
 const GROUP_IDS_REASON: &str = "modules from #3133 on set ReplicateConfig.group_ids on every put";
@@ -28,7 +29,7 @@ const WITH_STUB: &str = "d=\"$(mktemp -d)\"; \
 fn manifest_declaring_group_ids() -> String {
     format!(
         "{}\n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\nreason = \"{GROUP_IDS_REASON}\"\n",
-        shipped_manifest()
+        overlay_manifest()
     )
 }
 
@@ -42,10 +43,17 @@ fn ok_line(natives: usize) -> String {
 #[test]
 fn module_0_3_13_over_the_0_3_11_core_builds_with_the_shipped_manifest_then_fails_at_the_first_put()
 {
-    let api = api();
-    let (image, log) = overlay(&api, &repo_root(), &module_of_release("0.3.13.post1"), &[])
-        .built
-        .expect_ok();
+    let manifest = overlay_manifest();
+    let repo = regenerated_repo(&manifest);
+    let api = api_of(&manifest);
+    let (image, log) = overlay(
+        &api,
+        repo.path(),
+        &module_of_release("0.3.13.post1"),
+        &[("MOONCAKE_SOS_SMOKE", "0")],
+    )
+    .built
+    .expect_ok();
     assert!(log.contains(&ok_line(api.native.len())), "{log}");
     // The image's own master and a client, on the host's loopback.
     let topology = Topology::Loopback;

@@ -46,6 +46,31 @@ fn built() -> &'static (Image, String) {
     BUILT.get_or_init(|| fill().run().expect_ok())
 }
 
+/// Item 6 of issue #14: the ROCm fill passes the consumer's scenarios on its own core, in the
+/// build's check step (the shim's --smoke, a master of the image's wheel on loopback).
+#[test]
+fn the_rocm_fill_passes_the_consumers_scenarios_on_its_core() {
+    let (_image, log) = built();
+    let smoke = log
+        .find("mooncake-sos check: smoke: the consumer's scenarios")
+        .unwrap_or_else(|| panic!("no smoke in the check step:\n{log}"));
+    let after = &log[smoke..];
+    for scenario in api().scenarios.iter().map(|s| s.name.as_str()) {
+        assert!(
+            after.contains(&format!("smoke {scenario}: ok"))
+                || after.contains(&format!("smoke {scenario}: not run (needs torch)")),
+            "{scenario}: {after}"
+        );
+    }
+    assert!(after.contains(" 0 failed"), "{after}");
+    assert!(
+        after.contains(
+            "mooncake-sos check: passed, the native core loaded, the consumer's scenarios passed (--smoke)"
+        ),
+        "{after}"
+    );
+}
+
 #[test]
 fn fill_restores_the_module_and_leaves_every_native_file_byte_identical() {
     let bases = Bases::get();

@@ -132,6 +132,26 @@ fn shipped_dockerfiles_are_clean() {
     assert!(all.is_empty(), "hadolint:\n{}", all.join("\n"));
 }
 
+/// Every strategy's region is clean, not only the ones the shipped images use: the CUDA image
+/// regenerated as an overlay and as a check (the pin and the fill are shipped).
+#[test]
+fn every_strategys_dockerfile_is_clean() {
+    use mooncake_sos_tests::docker::fixtures::{overlay_manifest, regenerated_repo};
+    let check = overlay_manifest().replacen("strategy = \"overlay\"", "strategy = \"check\"", 1);
+    let mut all = Vec::new();
+    for (strategy, manifest) in [("overlay", overlay_manifest()), ("check", check)] {
+        let repo = regenerated_repo(&manifest);
+        let file = repo.path().join("docker/Dockerfile");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains(&format!("# >>> api.toml: mooncake-sos {strategy} (")),
+            "{text}"
+        );
+        all.extend(problems(&file));
+    }
+    assert!(all.is_empty(), "hadolint:\n{}", all.join("\n"));
+}
+
 #[test]
 fn the_check_reports_findings_unexplained_and_stale_pragmas() {
     let dir = tempfile::tempdir().unwrap();

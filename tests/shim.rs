@@ -67,6 +67,14 @@ fn native_module(api: &Api, skip: Option<usize>) -> String {
         let (class, member) = n.object.split_once('.').unwrap_or((&n.object, ""));
         let body = classes.entry(class.to_string()).or_default();
         match &n.check {
+            // A class's overload is its constructor's.
+            NativeCheck::Overload(params) if member.is_empty() => {
+                let params = if params.is_empty() { String::new() } else { format!(", {params}") };
+                body.push(format!(
+                    "    def __init__(self, *args, **kwargs):\n        pass\n    __init__.__doc__ = \
+                     \"__init__(self: mooncake.store.{class}{params}) -> None\"\n"
+                ))
+            }
             NativeCheck::Overload(params) => body.push(format!(
                 "    def {member}(self, *args, **kwargs):\n        return 0\n    {member}.__doc__ = \
                  \"{member}(*args, **kwargs)\\nOverloaded function.\\n\\n1. {member}(self: mooncake.store.{class}, other: int) -> int\\n\\n\

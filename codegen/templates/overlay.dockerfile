@@ -26,4 +26,6 @@ RUN set -eu; \
     install -D -m 0644 "$tmp/{{ f.install }}" "$dest/{{ f.in_package }}"; \
 {%- endfor %}
     rm -rf "$tmp"
+LABEL io.{{ c.name }}.module-commit="{{ c.var("COMMIT") }}" \
+      io.{{ c.name }}.module-sha256="{{ c.var("SHA256") }}"
 {% include "import_check.dockerfile" %}

@@ -1,5 +1,5 @@
 //! What the image layers stand on, in the manifest: each image's native core (`core = {...}`
-//! of a fill image; an overlay image's base wheel) and the overlay's file set
+//! of a fill image; a pin image's pinned release) and the overlay's file set
 //! (`[[upstream.file]]`). Valid declarations reach the model; bad ones are located errors.
 //! Each case edits the repository's own api.toml.
 
@@ -47,8 +47,8 @@ fn each_image_runs_on_a_core_derived_or_declared() {
         core("cuda"),
         ImageCore {
             package: "mooncake-transfer-engine-cuda13".into(),
-            version: "0.3.11.post1".into(),
-            source: CoreSource::BaseWheel,
+            version: "0.3.12.post1".into(),
+            source: CoreSource::PinnedRelease,
         }
     );
     let rocm = core("rocm");
@@ -90,7 +90,8 @@ fn a_bad_image_core_is_located() {
         1,
     );
     error_at(&unknown, "tag = \"x\"", "unknown field `tag`");
-    // An overlay image runs on its base wheel: a `core` there is refused, not ignored.
+    // A pin image runs on its pinned release: a `core` there is refused, not ignored (an
+    // overlay's likewise: tests/manifest_strategies.rs).
     let overlay = API.replacen(
         "base_version = \"0.3.11.post1\"\n",
         "base_version = \"0.3.11.post1\"\ncore = { package = \"x\", version = \"1\", source = \"y\" }\n",
@@ -99,7 +100,7 @@ fn a_bad_image_core_is_located() {
     error_at(
         &overlay,
         "{ package = \"x\"",
-        "(strategy overlay) runs on the wheel its base image installs",
+        "(strategy pin) runs on the release it installs (base_package == pin_version)",
     );
 }
 

@@ -221,6 +221,18 @@ fn a_bad_pin_is_located() {
         "image `cuda` (strategy pin) runs on the release it installs (base_package == pin_version): remove `core`",
     );
     error_at(
+        &manifest(
+            &cuda(
+                "overlay",
+                "core = { package = \"x\", version = \"1\", source = \"y\" }\n",
+            ),
+            &good,
+        ),
+        image,
+        "{ package = \"x\"",
+        "image `cuda` (strategy overlay) runs on the wheel its base image installs (base_package == base_version): remove `core`",
+    );
+    error_at(
         &manifest(&cuda("bake", ""), &good),
         image,
         "\"bake\"",

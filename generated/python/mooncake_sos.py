@@ -32,7 +32,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "64917d21ac20b414a50197d8cd9f9cd8b3110dc6b73adbb856cde29140a7c656"
+API_FINGERPRINT = "e84cbba56c4cc9101ab11534267723ebf9d114a2e5a326a00eb4bc267858fd41"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 PINNED = f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})"
 
@@ -86,7 +86,9 @@ SYMBOLS: list[dict[str, Any]] = [
     ]},
 ]
 NATIVE: list[dict[str, Any]] = [
+    {"object": "MooncakeDistributedStore", "reason": "the consumer makes its store with MooncakeDistributedStore()", "overload": ""},
     {"object": "MooncakeDistributedStore.setup", "reason": "the consumer connects with store.setup({...}) (pybind11 overload added upstream in #1445)", "overload": "config: dict"},
+    {"object": "ReplicateConfig", "reason": "the consumer makes config=ReplicateConfig() for a replicated put", "overload": ""},
     {"object": "MooncakeDistributedStore.remove", "reason": "cleanup_dataproto calls store.remove(key, True)", "overload": "key: str, force: bool = False"},
     {"object": "ReplicateConfig", "reason": "the consumer passes config=ReplicateConfig() with replica_num set", "attribute": "replica_num", "instance": True},
     {"object": "MooncakeDistributedStore.put", "reason": "put writes every chunk and manifest with store.put(key, value, config=config)", "overload": "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>"},
@@ -291,7 +293,9 @@ def _check_native(native_module: str, misses: list[str]) -> None:
         if obj is _MISSING:
             misses.append(f"{label}: missing {need}")
         elif "overload" in spec:
-            found = _overloads(obj, spec["object"].rsplit(".", 1)[-1])
+            # A class's overloads are its constructor's.
+            is_class = isinstance(obj, type)
+            found = _overloads(obj.__init__ if is_class else obj, "__init__" if is_class else spec["object"].rsplit(".", 1)[-1])
             if spec["overload"] not in found:
                 seen = " | ".join(f"({f})" for f in found) or "no signature in __doc__"
                 misses.append(f"{label}: expected overload (self, {spec['overload']}), found {seen} {need}")

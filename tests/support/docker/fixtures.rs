@@ -62,6 +62,12 @@ pub fn wheel_python_files(version: &str) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// A PEP 503 index on 127.0.0.1 of the CUDA 13 release wheels (MC_TEST_CORE_WHEELS: the
+/// cuda13 0.3.11.post1 and 0.3.12.post1 wheels and the CUDA 13 runtime), what a pin installs.
+pub fn core_wheels_index() -> super::LocalIndex {
+    super::LocalIndex::start(&[&mooncake_sos_testkit::env_path("MC_TEST_CORE_WHEELS")])
+}
+
 /// The structured_object_store.py of the non-cuda wheel of `version`.
 pub fn module_of_release(version: &str) -> Vec<u8> {
     wheel_python_files(version)
@@ -98,8 +104,45 @@ impl OverlayRun {
     }
 }
 
+/// The shipped manifest with the CUDA image back on strategy overlay (the module alone over the
+/// base's 0.3.11.post1 wheel and core), as it was before the pin.
+pub fn overlay_manifest() -> String {
+    let shipped = shipped_manifest();
+    let at = shipped.find("[image.cuda]").expect("[image.cuda]");
+    let end = at + shipped[at..].find("\n\n").expect("end of [image.cuda]");
+    let image = shipped[at..end]
+        .replace("strategy = \"pin\"", "strategy = \"overlay\"")
+        .lines()
+        .filter(|l| !l.starts_with("pin_version"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(image.contains("strategy = \"overlay\""), "{image}");
+    format!("{}{image}{}", &shipped[..at], &shipped[end..])
+}
+
+/// `text` with every region of `name` (whatever strategy wrote it) renamed `id`, in the form
+/// of a new region (no checksum), for regen to fill: how a strategy change is made by hand.
+fn renamed_regions(text: &str, name: &str, id: &str) -> String {
+    text.lines()
+        .map(|line| {
+            for strategy in ["overlay", "fill", "pin", "check"] {
+                let begin = format!("# >>> api.toml: {name} {strategy} (");
+                if line.starts_with(&begin) {
+                    return line.replacen(&begin, &format!("# >>> api.toml: {name} {id} ("), 1);
+                }
+                if line.starts_with(&format!("# <<< {name} {strategy}")) {
+                    return format!("# <<< {name} {id}");
+                }
+            }
+            line.to_owned()
+        })
+        .map(|l| l + "\n")
+        .collect()
+}
+
 /// A copy of the repository's build inputs (docker/, .dockerignore, generated/) regenerated
-/// from `manifest`, as `cargo xtask regen --manifest` writes them.
+/// from `manifest`, as `cargo xtask regen --manifest` writes them (an image whose strategy
+/// the manifest changes gets its region renamed first).
 pub fn regenerated_repo(manifest: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(dir.path().join("docker")).expect("mkdir docker");
@@ -114,6 +157,12 @@ pub fn regenerated_repo(manifest: &str) -> tempfile::TempDir {
     }
     std::fs::write(dir.path().join("api.toml"), manifest).expect("write api.toml");
     let api = api_of(manifest);
+    for image in &api.images {
+        let path = dir.path().join(image.dockerfile.as_str());
+        let text = std::fs::read_to_string(&path).expect("read a Dockerfile");
+        let renamed = renamed_regions(&text, &api.name, image.layer.strategy());
+        std::fs::write(&path, renamed).expect("write a Dockerfile");
+    }
     let outputs = render::render_all(&api).unwrap_or_else(|e| panic!("{e}"));
     let source = Source::new("api.toml", manifest);
     let changes = sync::plan(dir.path(), &source, &api.name, &outputs, false)

@@ -6,7 +6,15 @@ use crate::source::ModuleSource;
 use crate::surface::{SurfaceConfig, derive};
 use mooncake_sos_codegen::load_str;
 
-const API: &str = include_str!("../../../api.toml");
+const SHIPPED: &str = include_str!("../../../api.toml");
+/// The CUDA image back on strategy overlay over its base's 0.3.11.post1 wheel (as before
+/// the pin): these cases are the overlay's.
+static API: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let text = SHIPPED.replacen("strategy = \"pin\"", "strategy = \"overlay\"", 1);
+    let at = text.find("pin_version = ").expect("pin_version");
+    let end = at + text[at..].find('\n').expect("its line") + 1;
+    format!("{}{}", &text[..at], &text[end..])
+});
 const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 /// A record of `package version` whose core has `ReplicateConfig` (with `group_ids` or not)
@@ -92,7 +100,7 @@ fn each_image_has_its_layers_modules_and_its_cores_members() {
             ("mooncake.engine", "extension"),
         ],
     );
-    let api = load_str("api.toml", API).unwrap();
+    let api = load_str("api.toml", &API).unwrap();
     assert_eq!(
         findings(&api, root),
         [
@@ -180,5 +188,78 @@ fn a_fill_skips_a_subpackage_named_like_a_native_module() {
     assert_eq!(
         sides[1].modules["mooncake.store"],
         "the core built in the base"
+    );
+}
+
+#[test]
+fn a_pin_image_has_its_releases_modules_and_core_and_a_check_image_its_bases() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // The pinned release: group_ids, _partial_read and a reshard package.
+    record(
+        root,
+        "mooncake-transfer-engine-cuda13",
+        "0.3.12.post1",
+        true,
+        &[
+            ("mooncake", "package"),
+            ("mooncake._partial_read", "python"),
+            ("mooncake.reshard", "package"),
+            ("mooncake.store", "extension"),
+        ],
+    );
+    record(
+        root,
+        "mooncake-transfer-engine-cuda13",
+        "0.3.11.post1",
+        false,
+        &[("mooncake", "package"), ("mooncake.store", "extension")],
+    );
+    record(
+        root,
+        "mooncake-transfer-engine-non-cuda",
+        "0.3.12.post1",
+        true,
+        &[
+            ("mooncake._partial_read", "python"),
+            ("mooncake.reshard", "package"),
+            ("mooncake.store", "extension"),
+        ],
+    );
+    let api = load_str("api.toml", SHIPPED).unwrap();
+    assert!(
+        findings(&api, root).is_empty(),
+        "{:?}",
+        findings(&api, root)
+    );
+    let sides = load_all(root, &api).unwrap();
+    assert_eq!(
+        sides[0].core.label(),
+        "mooncake-transfer-engine-cuda13 0.3.12.post1"
+    );
+    assert_eq!(
+        sides[0].modules["mooncake._partial_read"],
+        "the pinned mooncake-transfer-engine-cuda13 0.3.12.post1"
+    );
+    // A check image on the 0.3.11.post1 base has what that wheel has, and no more.
+    let check = API.replacen("strategy = \"overlay\"", "strategy = \"check\"", 1);
+    let api = load_str("api.toml", &check).unwrap();
+    assert_eq!(
+        findings(&api, root),
+        [
+            "m.py:11: native ReplicateConfig.group_ids: image cuda: absent",
+            "m.py:2: sibling mooncake._partial_read: image cuda: none",
+            "m.py:3: sibling mooncake.reshard: image cuda: none",
+        ]
+    );
+    let sides = load_all(root, &api).unwrap();
+    assert_eq!(
+        sides[0].modules["mooncake.store"],
+        "the base's mooncake-transfer-engine-cuda13 0.3.11.post1"
+    );
+    assert!(
+        !sides[0]
+            .modules
+            .contains_key("mooncake.structured_object_store")
     );
 }

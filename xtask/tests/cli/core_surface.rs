@@ -11,6 +11,8 @@ use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use serde_json::Value;
 
 const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
+/// The record of the release the CUDA image pins.
+const PINNED_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json";
 const ROCM_RECORD: &str = "cores/mooncake-transfer-engine-non-cuda-0.3.12.post1.json";
 
 fn members<'a>(surface: &'a Value, class: &str) -> &'a serde_json::Map<String, Value> {
@@ -222,13 +224,14 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) serves api.toml's 7 native needs\n\
-             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 7 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.12.post1 ({PINNED_RECORD}) serves api.toml's 9 native needs\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 9 native needs\n"
         ),
         "{run:?}"
     );
 
-    let repo = Sandbox::new();
+    // The CUDA image back on its base's 0.3.11.post1 core (strategy overlay) lacks group_ids.
+    let repo = Sandbox::with_cuda_overlay();
     let manifest = repo.root().join("api.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
@@ -244,8 +247,8 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #8]\n\
-             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 8 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #10]\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 10 native needs\n"
         ),
         "{run:?}"
     );

@@ -85,8 +85,7 @@ fn regions_left_behind_are_located_errors_whose_fix_works() {
                 let begin = text.find("# >>> api.toml:").unwrap();
                 let end = text.find("# <<< ").unwrap();
                 let end = end + text[end..].find('\n').unwrap() + 1;
-                let fresh =
-                    "# >>> api.toml: mooncake-sos overlay (x)\n# <<< mooncake-sos overlay\n";
+                let fresh = "# >>> api.toml: mooncake-sos pin (x)\n# <<< mooncake-sos pin\n";
                 let moved = format!("{}{fresh}{}", &text[..begin], &text[end..]);
                 sb.write("docker/Dockerfile.cuda", &moved);
                 sb.edit(
@@ -153,7 +152,8 @@ fn a_strategy_change_leaves_the_old_region_behind() {
         "{}{}",
         &text[..cuda],
         text[cuda..]
-            .replacen("strategy = \"overlay\"", "strategy = \"fill\"", 1)
+            .replacen("strategy = \"pin\"", "strategy = \"fill\"", 1)
+            .replacen("pin_version = \"0.3.12.post1\"\n", "", 1)
             .replacen(
                 "base_package = \"mooncake-transfer-engine-cuda13\"\nbase_version = \"0.3.11.post1\"",
                 "fill_package = \"mooncake-transfer-engine-cuda13\"\nfill_version = \"0.3.12.post1\"\n\
@@ -170,11 +170,11 @@ fn a_strategy_change_leaves_the_old_region_behind() {
     let begin = sb
         .read("docker/Dockerfile")
         .lines()
-        .position(|l| l.starts_with("# >>> api.toml: mooncake-sos overlay"))
+        .position(|l| l.starts_with("# >>> api.toml: mooncake-sos pin"))
         .unwrap()
         + 1;
     assert!(
-        out.contains(&format!("docker/Dockerfile:{begin}:1: error: region `mooncake-sos overlay` is left behind: api.toml renders only `fill` into docker/Dockerfile")),
+        out.contains(&format!("docker/Dockerfile:{begin}:1: error: region `mooncake-sos pin` is left behind: api.toml renders only `fill` into docker/Dockerfile")),
         "{out}"
     );
     assert_eq!(sb.snapshot(), before);

@@ -19,6 +19,7 @@ mod manifest_lock;
 mod matrix;
 mod regen;
 mod verify;
+mod verify_consumer;
 mod verify_images;
 mod verify_surface;
 mod watch;

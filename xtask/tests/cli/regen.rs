@@ -67,8 +67,8 @@ fn a_hand_edit_of_any_generated_line_fails_the_check_with_a_diff() {
         ("generated/Cargo.toml", "[dependencies]", "[dependencies] "),
         (
             "docker/Dockerfile",
-            "ARG MOONCAKE_SOS_COMMIT=",
-            "ARG MOONCAKE_SOS_COMMIT=0",
+            "ARG MOONCAKE_SOS_PIP_INDEX_URL=",
+            "ARG MOONCAKE_SOS_PIP_INDEX_URL=0",
         ),
         (
             "docker/Dockerfile.rocm",

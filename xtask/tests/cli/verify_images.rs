@@ -1,6 +1,8 @@
 //! `verify` and `bump` against the images: each image's recorded core (`cores/`) must serve
 //! the module's uses, and each image must have every module of the package the module imports
-//! at module level. The real released modules, api.toml and cores/ edited in sandboxes.
+//! at module level. The real released modules, api.toml and cores/ edited in sandboxes; where
+//! a case needs the CUDA image on its base's 0.3.11.post1 core, the sandbox has it back on
+//! strategy overlay (`Sandbox::with_cuda_overlay`), as before the pin.
 
 use crate::common::{Run, Sandbox, xtask};
 use mooncake_sos_testkit::{module_of, wheel, wheel_member};
@@ -8,6 +10,7 @@ use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use std::path::PathBuf;
 
 const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
+const PINNED_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json";
 const ROCM_RECORD: &str = "cores/mooncake-transfer-engine-non-cuda-0.3.12.post1.json";
 const GROUP_IDS: &str = "    grouped_config.group_ids = [group_id]";
 /// Upstream #3133's commit: the 0.3.13.post1 module's group_ids write.
@@ -41,7 +44,16 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
     let module = module_of("0.3.13.post1", dir.path());
     let m = module.to_str().unwrap();
     let line = line_of(&std::fs::read_to_string(&module).unwrap(), GROUP_IDS);
+    // The shipped manifest pins the CUDA image to 0.3.12.post1, whose core has group_ids: only
+    // the manifest's own gaps, no image's.
     let run = xtask(&["verify", "--module", m], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        !run.report().iter().any(|l| l.contains(": image ")),
+        "{run:?}"
+    );
+    let overlay = Sandbox::with_cuda_overlay();
+    let run = run_in(&overlay, &["verify", "--module", m]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let report = run.report();
     // Beside the manifest's gap, the image's: its 0.3.11.post1 core has no group_ids. The
@@ -58,7 +70,7 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
     assert_eq!(image, [group_ids_line(m, line)], "{run:?}");
 
     // bump to it refuses, naming the same, and writes nothing.
-    let repo = Sandbox::new();
+    let repo = overlay;
     let before = repo.snapshot();
     let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
     assert_eq!(run.code, Some(1), "{run:?}");
@@ -80,21 +92,17 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
 /// A sandbox whose api.toml declares every use the 0.3.13.post1 module makes, so that only
 /// the images can refuse it.
 fn declaring_the_0_3_13_surface() -> Sandbox {
-    let repo = Sandbox::new();
-    // It reads replica_num too, and calls put_tensor in more ways than one overload takes.
+    let repo = Sandbox::with_cuda_overlay();
+    // It reads replica_num too.
     repo.edit(
         "api.toml",
         "access = \"write\"\nby = \"consumer\"",
         "access = \"read-write\"\nby = \"consumer\"",
     );
-    repo.edit(
-        "api.toml",
-        "use = \"optional\"\noverload = \"key: str, tensor: object\"\n",
-        "use = \"optional\"\n",
-    );
+    // put_tensor keeps its overload: the module reaches it through a forwarding helper, with
+    // and without config=, and one of the two paths fits.
     let mut more = String::from(
-        "\n[[native]]\nobject = \"ReplicateConfig\"\noverload = \"\"\nreason = \"grouped configs\"\n\
-         \n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\naccess = \"read-write\"\nreason = \"#3133\"\n\
+        "\n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\naccess = \"read-write\"\nreason = \"#3133\"\n\
          \n[[native]]\nobject = \"MooncakeDistributedStore.is_exist\"\nuse = \"optional\"\nreason = \"probe\"\n\
          \n[[native]]\nobject = \"MooncakeDistributedStore.pub_tensor\"\nuse = \"optional\"\nreason = \"probe\"\n\
          \n[[sibling]]\nmodule = \"mooncake._fast_copy\"\nuse = \"optional\"\nreason = \"probe\"\n",
@@ -154,6 +162,7 @@ fn an_image_moved_to_a_core_that_serves_the_module_lets_bump_through() {
         "base_version = \"0.3.11.post1\"",
         "base_version = \"0.3.12.post1\"",
     );
+    std::fs::remove_file(repo.path(PINNED_RECORD)).unwrap();
     let module = module_of("0.3.13.post1", repo.root());
     let m = module.to_str().unwrap();
     let run = run_in(&repo, &["verify", "--module", m]);
@@ -171,9 +180,11 @@ fn an_image_moved_to_a_core_that_serves_the_module_lets_bump_through() {
         ],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        repo.path("cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json")
-            .is_file()
+    assert!(repo.path(PINNED_RECORD).is_file());
+    // The record written from the wheel is the one committed for the pinned CUDA image.
+    assert_eq!(
+        repo.read(PINNED_RECORD),
+        std::fs::read_to_string(mooncake_sos_testkit::repo_root().join(PINNED_RECORD)).unwrap()
     );
     let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -247,7 +258,8 @@ fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
     };
     let cuda = "its base mooncake-transfer-engine-cuda13 0.3.11.post1, the module, or an [[upstream.file]]";
     let rocm = "the core's extension modules, or the pure-Python files of mooncake-transfer-engine-non-cuda 0.3.12.post1";
-    let run = xtask(&["verify", "--wheel", w], &[]);
+    let repo = Sandbox::with_cuda_overlay();
+    let run = run_in(&repo, &["verify", "--wheel", w]);
     assert_eq!(run.code, Some(1), "{run:?}");
     for name in SIBLINGS {
         for (image, provided) in [("cuda", cuda), ("rocm", rocm)] {
@@ -261,7 +273,6 @@ fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
 
     // Declared as a file set, the overlay brings both files: the CUDA image has them; the
     // ROCm image's fill does not take the file set.
-    let repo = Sandbox::new();
     let mut files = String::new();
     for name in SIBLINGS {
         let bytes = wheel_member(&whl, &format!("mooncake/{name}.py"));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 const HINT: &str = mooncake_sos_testkit::SETUP_HINT;
 /// The images and their cores, as verify's summary names them.
-pub const IMAGES: &str = "cuda: mooncake-transfer-engine-cuda13 0.3.11.post1, rocm: mooncake-transfer-engine-non-cuda 0.3.12.post1";
+pub const IMAGES: &str = "cuda: mooncake-transfer-engine-cuda13 0.3.12.post1, rocm: mooncake-transfer-engine-non-cuda 0.3.12.post1";
 
 fn xtask(args: &[&str]) -> Run {
     crate::common::xtask(args, &[])
@@ -97,7 +97,7 @@ fn the_0_3_12_module_passes_with_its_surface_listed_use_by_use() {
         run.stdout.contains("matches api.toml")
             && run
                 .stdout
-                .contains("native surface: 21 members, 1 sibling modules"),
+                .contains("native surface: 23 members, 1 sibling modules"),
         "{run:?}"
     );
 }
@@ -173,11 +173,10 @@ fn json_carries_the_same_facts_as_the_text() {
         assert!(l.starts_with(&format!("{m}:{}: ", u["line"])), "{u} vs {l}");
     }
     let failures = v["failures"].as_array().unwrap();
-    // And what the images cannot serve: the CUDA image's core lacks group_ids.
+    // And what the images cannot serve: nothing, since the CUDA image pins 0.3.12.post1, whose
+    // core has group_ids (tests/cli/verify_images.rs: the overlay's 0.3.11.post1 core lacks it).
     let images = v["images"].as_array().unwrap();
-    assert_eq!(images.len(), 1, "{v:#}");
-    assert_eq!(images[0]["image"], "cuda");
-    assert_eq!(images[0]["subject"], "native ReplicateConfig.group_ids");
+    assert!(images.is_empty(), "{v:#}");
     assert_eq!(
         lines.len(),
         uses.len() + failures.len() + images.len() + 1,

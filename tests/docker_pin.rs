@@ -1,0 +1,301 @@
+//! The CUDA recipe on strategy pin (docker/Dockerfile: the pin region and the check step with
+//! its smoke) built for real by `docker/build.py cu130` on the stand-in bases of
+//! scripts/make-base-images.sh: the real mooncake-transfer-engine-cuda13 0.3.11.post1 wheel in
+//! the base, the CUDA 13 runtime from PyPI and no GPU driver (with or without the devel images'
+//! driver stub). The pin installs the real 0.3.12.post1 wheel, hash-checked, from a PEP 503
+//! index on 127.0.0.1; the check step loads its core and runs the consumer's scenarios against
+//! it and the wheel's own master. Beside it, the recipe as it was (the module overlaid on the
+//! 0.3.11.post1 core) fails at that smoke, naming `setup`. Asserted on docker's own output.
+
+use mooncake_sos_codegen::model::Layer;
+use mooncake_sos_testkit::env_path;
+use mooncake_sos_tests::docker::fixtures::{
+    api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest, regenerated_repo,
+    sha256_hex,
+};
+use mooncake_sos_tests::docker::{Bases, Build, Failure, LocalIndex, python_json};
+use std::io::Read;
+use std::path::PathBuf;
+
+const SHIM_OK: &str = "ok: mooncake.structured_object_store provides FieldSchema, \
+                       MooncakeBundleTransfer, export_ref, import_ref and 7 native requirement(s)";
+const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
+                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so \
+                         resolves)";
+
+/// (package, base version, pinned version) of the shipped CUDA image.
+fn pin() -> (String, String, String) {
+    let api = api();
+    let image = api.images.iter().find(|i| i.id == "cuda").expect("cuda");
+    match &image.layer {
+        Layer::Pin {
+            base_package,
+            base_version,
+            release,
+        } => (
+            base_package.clone(),
+            base_version.clone(),
+            release.version.clone(),
+        ),
+        other => panic!("[image.cuda] is not a pin: {other:?}"),
+    }
+}
+
+/// The pinned release's wheel for this machine's python (cp311), from MC_TEST_CORE_WHEELS.
+fn pinned_wheel() -> PathBuf {
+    let (package, _, version) = pin();
+    let prefix = format!("{}-{version}-cp311-", package.replace('-', "_"));
+    std::fs::read_dir(env_path("MC_TEST_CORE_WHEELS"))
+        .expect("MC_TEST_CORE_WHEELS")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
+        })
+        .unwrap_or_else(|| panic!("no {prefix}*.whl in MC_TEST_CORE_WHEELS"))
+}
+
+fn wheel_member_sha256(wheel: &PathBuf, member: &str) -> String {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel).expect("open")).expect("zip");
+    let mut bytes = Vec::new();
+    zip.by_name(member)
+        .expect("member")
+        .read_to_end(&mut bytes)
+        .expect("read");
+    sha256_hex(&bytes)
+}
+
+/// Lines of a build log in the order they must appear.
+fn assert_in_order(log: &str, lines: &[&str]) {
+    let mut at = 0;
+    for line in lines {
+        match log[at..].find(line) {
+            Some(i) => at += i + line.len(),
+            None => panic!("{line:?} not found (in this order) in:\n{log}"),
+        }
+    }
+}
+
+/// The generated check step (not the pin's install step).
+fn assert_check_step(f: &Failure) {
+    assert!(
+        f.instruction.starts_with("RUN set -eu;") && f.instruction.contains("say() {"),
+        "not the check step: {f}"
+    );
+}
+
+/// Every scenario of api.toml passed (or, needing torch, which the stand-in lacks, said so).
+fn assert_scenarios_pass(log: &str) {
+    let smoke = log
+        .find("mooncake-sos check: smoke: the consumer's scenarios")
+        .unwrap_or_else(|| panic!("no smoke in the check step:\n{log}"));
+    let after = &log[smoke..];
+    let api = api();
+    assert!(!api.scenarios.is_empty());
+    for s in &api.scenarios {
+        assert!(
+            after.contains(&format!("smoke {}: ok (", s.name))
+                || after.contains(&format!("smoke {}: not run (needs torch)", s.name)),
+            "{}: {after}",
+            s.name
+        );
+    }
+    assert!(after.contains(" ok, 0 failed, "), "{after}");
+}
+
+#[test]
+fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
+    let bases = Bases::get();
+    let (package, base_version, version) = pin();
+    let index = core_wheels_index();
+    let (image, log) = Build::cuda()
+        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
+        .run()
+        .expect_ok();
+    assert_in_order(
+        &log,
+        &[
+            &format!("mooncake-sos pin: {package} {base_version} -> {version}"),
+            &format!(
+                "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
+            ),
+            SHIM_OK,
+            "mooncake-sos check: smoke: the consumer's scenarios",
+            "mooncake-sos check: passed, the native core loaded against the driver stub, the \
+             consumer's scenarios passed (--smoke); not proved: that it works with a real driver \
+             and GPU",
+        ],
+    );
+    assert_scenarios_pass(&log);
+    // pip took the pinned wheel from the index and nothing else.
+    let wheel = pinned_wheel();
+    let file = wheel.file_name().unwrap().to_str().unwrap();
+    let fetched: Vec<String> = index
+        .requests()
+        .into_iter()
+        .filter(|r| r.starts_with("/files/"))
+        .collect();
+    assert_eq!(fetched.len(), 1, "{fetched:?}");
+    assert!(fetched[0].ends_with(file), "{fetched:?}");
+    let labels = image.labels();
+    assert_eq!(
+        labels.get("io.mooncake-sos.pinned").map(String::as_str),
+        Some(format!("{package}=={version}").as_str())
+    );
+    assert_eq!(
+        labels
+            .get("org.opencontainers.image.base.name")
+            .map(String::as_str),
+        Some(bases.cuda.as_str())
+    );
+    // Module, core and master come from the one wheel; the base's release is gone.
+    let inside = python_json(
+        &image.tag,
+        "import hashlib, importlib.metadata as m, importlib.util, json, os; \
+         d = os.path.dirname(importlib.util.find_spec('mooncake.structured_object_store').origin); \
+         h = lambda p: hashlib.sha256(open(os.path.join(d, p), 'rb').read()).hexdigest(); \
+         print(json.dumps({'version': m.version('mooncake-transfer-engine-cuda13'), \
+         'module': h('structured_object_store.py'), 'core': h('store.so'), \
+         'engine': h('engine.so'), 'master': h('mooncake_master')}))",
+    );
+    assert_eq!(inside["version"], version.as_str(), "{inside}");
+    for (key, member) in [
+        ("module", "mooncake/structured_object_store.py"),
+        ("core", "mooncake/store.so"),
+        ("engine", "mooncake/engine.so"),
+        ("master", "mooncake/mooncake_master"),
+    ] {
+        assert_eq!(
+            inside[key],
+            wheel_member_sha256(&wheel, member).as_str(),
+            "{member} is not the pinned wheel's"
+        );
+    }
+}
+
+#[test]
+fn a_wheel_whose_sha256_api_toml_does_not_list_is_refused() {
+    // The pinned wheel's name with other bytes: what a compromised mirror would serve.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wheel = pinned_wheel();
+    let mut bytes = std::fs::read(&wheel).expect("read the wheel");
+    bytes.extend_from_slice(b"tampered");
+    std::fs::write(dir.path().join(wheel.file_name().unwrap()), &bytes).expect("write");
+    let index = LocalIndex::start(&[dir.path()]);
+    let failure = Build::cuda()
+        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
+        .run()
+        .expect_failure();
+    assert!(
+        failure.instruction.contains("--require-hashes"),
+        "not the pin step: {failure}"
+    );
+    assert!(
+        failure
+            .output
+            .contains("THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE"),
+        "{failure}"
+    );
+    assert!(
+        failure.output.contains(&sha256_hex(&bytes)),
+        "pip names the served file's sha256: {failure}"
+    );
+    assert!(!failure.output.contains("mooncake-sos check"), "{failure}");
+}
+
+/// Item 6 of issue #14: the recipe as it was (the API module overlaid on the base's
+/// 0.3.11.post1 wheel) fails the build at the check step's smoke, naming `setup`: that core
+/// refuses the rollout manager's global_segment_size=0.
+#[test]
+fn the_old_overlay_on_the_0_3_11_core_fails_at_the_smoke_naming_setup() {
+    let manifest = overlay_manifest();
+    let repo = regenerated_repo(&manifest);
+    let dockerfile =
+        std::fs::read_to_string(repo.path().join("docker/Dockerfile")).expect("Dockerfile");
+    assert!(
+        dockerfile.contains("# >>> api.toml: mooncake-sos overlay (")
+            && !dockerfile.contains("pip install"),
+        "{dockerfile}"
+    );
+    let failure = overlay(
+        &api_of(&manifest),
+        repo.path(),
+        &module_of_release("0.3.12.post1"),
+        &[],
+    )
+    .built
+    .expect_failure();
+    assert_check_step(&failure);
+    let out = &failure.output;
+    assert_in_order(
+        out,
+        &[
+            "loading the native core against the driver stub",
+            SHIM_OK,
+            "mooncake-sos check: smoke: the consumer's scenarios",
+            "smoke rollout-manager-to-trainer: FAILED: ",
+            "mooncake-sos check: error: the smoke failed: the native core of this image cannot \
+             serve the consumer",
+        ],
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("smoke rollout-manager-to-trainer: FAILED"))
+        .expect("the scenario's line");
+    assert!(
+        line.contains("rollout_manager: setup") && line.contains("-600"),
+        "{line}"
+    );
+    assert!(!out.contains("mooncake-sos check: passed"), "{failure}");
+}
+
+#[test]
+fn without_a_driver_or_its_stub_the_pin_build_refuses_unless_the_build_arg_says_so() {
+    let bases = Bases::get();
+    let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
+    let index = core_wheels_index();
+    let build = || {
+        Build::cuda()
+            .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
+            .arg("SGLANG_IMAGE_TAG", nostub)
+    };
+    let failure = build().run().expect_failure();
+    assert_check_step(&failure);
+    assert!(
+        failure.output.contains(&format!(
+            "mooncake-sos check: error: {NO_DRIVER} and there is no driver stub at \
+             /usr/local/cuda/lib64/stubs/libcuda.so, so the native core cannot be loaded. \
+             Build where the driver or its stub is present, or pass --build-arg \
+             MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1"
+        )),
+        "{failure}"
+    );
+    assert!(!failure.output.contains("ok: "), "{failure}");
+    // (The failed instruction, which docker repeats, names the smoke; its output does not.)
+    assert!(
+        !failure.output.contains("mooncake-sos check: smoke:"),
+        "{failure}"
+    );
+
+    let (_image, log) = build()
+        .arg("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1")
+        .run()
+        .expect_ok();
+    assert_in_order(
+        &log,
+        &[
+            &format!(
+                "mooncake-sos check: {NO_DRIVER} and there is no driver stub at /usr/local/cuda/lib64/stubs/libcuda.so; MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1: NOT loading the native core"
+            ),
+            "every check of the shim that needs no native core passed",
+            "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that it \
+             loads, nor the 7 native requirement(s) api.toml lists, nor the consumer's scenarios",
+        ],
+    );
+    assert!(!log.contains(SHIM_OK), "{log}");
+    assert!(
+        !log.contains("mooncake-sos check: smoke:") && !log.contains("\nsmoke "),
+        "the smoke ran without a core: {log}"
+    );
+}
