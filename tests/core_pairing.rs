@@ -8,9 +8,10 @@
 //! runs agree.
 
 use mooncake_sos_codegen::load_str;
-use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
+use mooncake_sos_testkit::{wheel, wheel_member};
 use mooncake_sos_tests::process::run_logged;
-use mooncake_sos_tests::{Master, SETUP_HINT, TestEnv, repo_root};
+use mooncake_sos_tests::venvs::ReleaseVenv;
+use mooncake_sos_tests::{Master, SETUP_HINT, repo_root};
 use mooncake_sos_upstream::core::needs::{On, Usage, Verdict, Why};
 use mooncake_sos_upstream::core::table::{ModuleNeeds, build};
 use mooncake_sos_upstream::source::ModuleSource;
@@ -56,38 +57,13 @@ fn predicted(core_version: &str) -> Verdict {
 /// A throwaway venv with the `core_version` wheel (and numpy, msgpack) installed offline,
 /// the 0.3.13.post1 module file overlaid on it; then one put against its own master.
 fn put_with_module_0_3_13_over(core_version: &str) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let venv = dir.path().join("venv");
-    let python = PathBuf::from(std::env::var_os("MC_TEST_PYTHON").expect(SETUP_HINT));
-    let mut make = Command::new(&python);
-    make.args(["-m", "venv", "--without-pip"]).arg(&venv);
-    let (st, log) = run_logged(make, Duration::from_secs(60)).unwrap();
-    assert!(st.is_some_and(|s| s.success()), "venv: {log}");
-    let mut pip = Command::new(&python);
-    pip.args(["-m", "pip", "--python"])
-        .arg(venv.join("bin/python"))
-        .args(["install", "-q", "--no-deps", "--no-index", "--find-links"])
-        .arg(wheels_dir())
-        .arg(wheel(core_version))
-        .args(["numpy", "msgpack"]);
-    let (st, log) = run_logged(pip, Duration::from_secs(300)).unwrap();
-    assert!(st.is_some_and(|s| s.success()), "pip: {log}");
-    let site = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .find_map(|e| Some(e.ok()?.path().join("site-packages")))
-        .unwrap();
-    let module = wheel_member(&wheel("0.3.13.post1"), MODULE);
-    std::fs::write(site.join(MODULE), module).unwrap();
-
-    let env = TestEnv {
-        venv: venv.clone(),
-        python: venv.join("bin/python"),
-        master: site.join("mooncake/mooncake_master"),
-    };
-    let master = Master::start(&env);
+    let venv = ReleaseVenv::new(core_version);
+    venv.overlay(MODULE, &wheel_member(&wheel("0.3.13.post1"), MODULE));
+    let (dir, env) = (venv.dir.path(), &venv.env);
+    let master = Master::start(env);
     let mut put = Command::new(&env.python);
     put.args(["-c", PUT_SCRIPT])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env("MC_PAIR_MASTER", format!("127.0.0.1:{}", master.rpc_port))
         .env("MC_TCP_BIND_ADDRESS", "127.0.0.1");
     let (st, log) = run_logged(put, Duration::from_secs(120)).unwrap();

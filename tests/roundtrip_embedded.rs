@@ -220,3 +220,24 @@ fn constructor_options_reach_the_module() {
     });
     assert_eq!(held(&store), 0);
 }
+
+/// The manifest's scenarios (the consumer's calls with its values) through the bindings, every
+/// client on the one embedded store: the values come back exactly and no key is left. A
+/// scenario that needs torch is not run without it, never counted as passed.
+#[test]
+fn the_manifests_scenarios_run_on_the_embedded_store() {
+    use mooncake_sos_tests::consumer::{self, Outcome};
+    let (module, store) = setup();
+    let mut passed = 0;
+    for s in consumer::all() {
+        match consumer::run(&module, &s, |_| &store) {
+            Outcome::Passed => passed += 1,
+            Outcome::NotRun(why) => {
+                assert!(!consumer::have_torch(), "{}: not run ({why})", s["name"]);
+                eprintln!("scenario {}: not run ({why})", s["name"]);
+            }
+        }
+    }
+    assert!(passed >= 2, "{passed} scenario(s) passed");
+    assert_eq!(held(&store), 0);
+}

@@ -236,7 +236,9 @@ def _check_native(native_module: str, misses: list[str]) -> None:
         if obj is _MISSING:
             misses.append(f"{label}: missing {need}")
         elif "overload" in spec:
-            found = _overloads(obj, spec["object"].rsplit(".", 1)[-1])
+            # A class's overloads are its constructor's.
+            is_class = isinstance(obj, type)
+            found = _overloads(obj.__init__ if is_class else obj, "__init__" if is_class else spec["object"].rsplit(".", 1)[-1])
             if spec["overload"] not in found:
                 seen = " | ".join(f"({f})" for f in found) or "no signature in __doc__"
                 misses.append(f"{label}: expected overload (self, {spec['overload']}), found {seen} {need}")

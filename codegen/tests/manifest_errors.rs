@@ -265,8 +265,8 @@ const CASES: &[Case] = &[
     ),
     case(
         "unknown by",
-        "by = \"consumer\"\nreason = \"the consumer connects",
-        "by = \"miles\"\nreason = \"the consumer connects",
+        "by = \"consumer\"\nreason = \"the consumer makes its store",
+        "by = \"miles\"\nreason = \"the consumer makes its store",
         "\"miles\"",
         "unknown `by` \"miles\"",
     ),
@@ -493,6 +493,27 @@ const CASES: &[Case] = &[
         "condition = \"\\u001b[2Jthe base",
         "condition = |\"",
         "a control character (U+001B) in `condition`",
+    ),
+    case(
+        "a setup key twice",
+        "\"rdma_devices\", \"master_server_addr\"",
+        "\"rdma_devices\", \"rdma_devices\"",
+        "\"rdma_devices\", |\"rdma_devices\"",
+        "dict key `rdma_devices` is listed twice",
+    ),
+    case(
+        "a setup key that is no identifier",
+        "\"rdma_devices\", \"master_server_addr\"",
+        "\"rdma_devices\", \"master server\"",
+        "|\"master server\"",
+        "invalid dict key (a Python identifier)",
+    ),
+    case(
+        "dict keys on an attribute",
+        "access = \"write\"\nby = \"consumer\"",
+        "access = \"write\"\ndict_keys = [\"a\"]\nby = \"consumer\"",
+        "|[\"a\"]",
+        "`dict_keys` applies to callable entries only",
     ),
     case(
         "two images, one build.py variant",

@@ -32,7 +32,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "64917d21ac20b414a50197d8cd9f9cd8b3110dc6b73adbb856cde29140a7c656"
+API_FINGERPRINT = "e84cbba56c4cc9101ab11534267723ebf9d114a2e5a326a00eb4bc267858fd41"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 PINNED = f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})"
 
@@ -86,7 +86,9 @@ SYMBOLS: list[dict[str, Any]] = [
     ]},
 ]
 NATIVE: list[dict[str, Any]] = [
+    {"object": "MooncakeDistributedStore", "reason": "the consumer makes its store with MooncakeDistributedStore()", "overload": ""},
     {"object": "MooncakeDistributedStore.setup", "reason": "the consumer connects with store.setup({...}) (pybind11 overload added upstream in #1445)", "overload": "config: dict"},
+    {"object": "ReplicateConfig", "reason": "the consumer makes config=ReplicateConfig() for a replicated put", "overload": ""},
     {"object": "MooncakeDistributedStore.remove", "reason": "cleanup_dataproto calls store.remove(key, True)", "overload": "key: str, force: bool = False"},
     {"object": "ReplicateConfig", "reason": "the consumer passes config=ReplicateConfig() with replica_num set", "attribute": "replica_num", "instance": True},
     {"object": "MooncakeDistributedStore.put", "reason": "put writes every chunk and manifest with store.put(key, value, config=config)", "overload": "key: str, value: Buffer, config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>"},
@@ -291,7 +293,9 @@ def _check_native(native_module: str, misses: list[str]) -> None:
         if obj is _MISSING:
             misses.append(f"{label}: missing {need}")
         elif "overload" in spec:
-            found = _overloads(obj, spec["object"].rsplit(".", 1)[-1])
+            # A class's overloads are its constructor's.
+            is_class = isinstance(obj, type)
+            found = _overloads(obj.__init__ if is_class else obj, "__init__" if is_class else spec["object"].rsplit(".", 1)[-1])
             if spec["overload"] not in found:
                 seen = " | ".join(f"({f})" for f in found) or "no signature in __doc__"
                 misses.append(f"{label}: expected overload (self, {spec['overload']}), found {seen} {need}")
@@ -515,7 +519,7 @@ def _smoke_worker(name: str, rpc_port: int, metrics_port: int) -> None:
         print("@call " + json.dumps(step), flush=True)
         return fn()
 
-    stores: dict[str, Any] = {}
+    stores: dict[str, Any] = {}  # kept alive until the exit
     code = 1
     try:
         native = importlib.import_module(NATIVE_MODULE)
@@ -535,7 +539,8 @@ def _smoke_worker(name: str, rpc_port: int, metrics_port: int) -> None:
                 f"{c['name']}: MooncakeBundleTransfer", f"store, key_prefix={scenario['key_prefix']!r}",
                 lambda: module.MooncakeBundleTransfer(stores[c["name"]], key_prefix=scenario["key_prefix"]))
         put, get = scenario["put"], scenario["get"]
-        data = {f["name"]: _value(f) for f in scenario["fields"]}
+        data = call("values", "the fields' rows as numpy arrays, torch tensors or plain data",
+                    lambda: {f["name"]: _value(f) for f in scenario["fields"]})
         schemas = {}
         for f in scenario["fields"]:
             metadata = {"section": f["section"]} if f["dtype"] is None else {"section": f["section"], "dtype": f["dtype"]}
@@ -574,13 +579,11 @@ def _smoke_worker(name: str, rpc_port: int, metrics_port: int) -> None:
         print("@fail " + json.dumps({**step, "error": str(exc)}), flush=True)
     except BaseException as exc:
         print("@fail " + json.dumps({**step, "error": f"raised {type(exc).__name__}: {exc}"}), flush=True)
-    for store in reversed(list(stores.values())):
-        try:
-            store.close()
-        except Exception:
-            pass
     sys.stdout.flush()
-    os._exit(code)  # a native client's exit handlers must not turn a verdict into a crash
+    # No close(): the consumer does not call it, it takes seconds, and the run's master goes
+    # with the scenario. os._exit skips the native clients' exit handlers, which could turn a
+    # verdict into a crash.
+    os._exit(code)
 
 
 def _die_with_parent() -> None:
@@ -612,12 +615,12 @@ def _start_master(binary: str, log: Any) -> tuple[Any, int, int]:
     import subprocess
     import time
 
-    for _ in range(3):
+    deadline = time.monotonic() + _MASTER_START
+    while time.monotonic() < deadline:  # a port taken between the pick and the bind: again
         rpc, metrics = _free_ports(2)
         master = subprocess.Popen([binary, "-rpc_address=127.0.0.1", f"-rpc_port={rpc}", f"-metrics_port={metrics}"],
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                   preexec_fn=_die_with_parent)
-        deadline = time.monotonic() + _MASTER_START
         while master.poll() is None and time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", rpc), timeout=0.2).close()
@@ -638,6 +641,15 @@ def _stop(proc: Any) -> None:
         except OSError:
             proc.kill()
     proc.wait()
+
+
+def _log_tail(name: str, log: Any) -> None:
+    """What the scenario's master and worker logged: the errors (glog E/F lines), else the end."""
+    log.flush()
+    log.seek(0)
+    lines = log.read().splitlines()
+    errors = [line for line in lines if line[:1] in ("E", "F") and line[1:2].isdigit()]
+    print("\n".join([f"smoke {name}: its master and worker logged:"] + (errors or lines)[-15:]), file=sys.stderr)
 
 
 def _run_scenario(s: dict[str, Any], rpc: int, metrics: int, timeout: float, log: Any) -> tuple[bool, str]:
@@ -671,30 +683,35 @@ def _run_scenario(s: dict[str, Any], rpc: int, metrics: int, timeout: float, log
     return False, f"{where}: {last.get('error', f'the worker exited with {worker.returncode}')}"
 
 
+def _master_binary() -> str | None:
+    """The installed package's own mooncake_master (wheels ship it there), else PATH's."""
+    import os
+    import shutil
+
+    package = importlib.util.find_spec(NATIVE_MODULE.split(".")[0])
+    for where in list(package.submodule_search_locations or []) if package else []:
+        path = os.path.join(where, "mooncake_master")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return shutil.which("mooncake_master")
+
+
 def smoke(timeout: float = SMOKE_TIMEOUT) -> int:
     """Runs every scenario; one line each on stdout; 0 if none failed, 1 otherwise."""
     import signal
     import tempfile
     import time
 
-    try:
-        import torch  # noqa: F401
-
-        have_torch = True
-    except Exception:
-        have_torch = False
-    package = importlib.util.find_spec(NATIVE_MODULE.split(".")[0])
-    where = list(package.submodule_search_locations or []) if package else []
-    binary = f"{where[0]}/mooncake_master" if where else None
+    # Present is enough: a torch that fails to import fails its scenarios, named.
+    have_torch = importlib.util.find_spec("torch") is not None
+    binary = _master_binary()
     counts = {"ok": 0, "failed": 0, "not run": 0}
     # SIGTERM unwinds like Ctrl-C, so the finally below stops the master on every path.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix=f"{SHIM}-smoke-") as tmp, open(f"{tmp}/log", "w+") as log:
-        master = None
         try:
             if binary is None:
-                raise _Failed(f"no installed {NATIVE_MODULE.split('.')[0]} package to take mooncake_master from")
-            master, rpc, metrics = _start_master(binary, log)
+                raise _Failed(f"no mooncake_master in the installed {NATIVE_MODULE.split('.')[0]} package, nor on PATH")
             stuck = None
             for s in SCENARIOS:
                 started = time.monotonic()
@@ -702,10 +719,17 @@ def smoke(timeout: float = SMOKE_TIMEOUT) -> int:
                     verdict = "not run (needs torch)"
                 elif stuck:
                     verdict = f"not run ({stuck} timed out first)"
-                elif master.poll() is not None:
-                    verdict = f"FAILED: the master exited with {master.returncode}"
                 else:
-                    ok, what = _run_scenario(s, rpc, metrics, timeout, log)
+                    # A master of its own: what one scenario leaves cannot touch the next.
+                    log.seek(0)
+                    log.truncate()
+                    master, rpc, metrics = _start_master(binary, log)
+                    try:
+                        ok, what = _run_scenario(s, rpc, metrics, timeout, log)
+                    finally:
+                        _stop(master)
+                    if not ok:
+                        _log_tail(s["name"], log)
                     verdict = f"ok ({time.monotonic() - started:.2f} s)" if ok else f"FAILED: {what}"
                     stuck = s["name"] if "did not return within" in what else None
                 counts["ok" if verdict.startswith("ok") else "not run" if verdict.startswith("not") else "failed"] += 1
@@ -713,13 +737,6 @@ def smoke(timeout: float = SMOKE_TIMEOUT) -> int:
         except _Failed as exc:
             print(f"smoke: FAILED: {exc}", flush=True)
             counts["failed"] += 1
-        finally:
-            if master is not None:
-                _stop(master)
-        if counts["failed"]:
-            log.seek(0)
-            tail = log.read().splitlines()[-15:]
-            print("\n".join(["smoke: the last lines the master and the workers logged:"] + tail), file=sys.stderr)
     print(f"smoke: {counts['ok']} ok, {counts['failed']} failed, {counts['not run']} not run; "
           f"{MODULE} as pinned at {UPSTREAM_REPO}@{UPSTREAM_COMMIT}; master {binary}", flush=True)
     return 1 if counts["failed"] else 0

@@ -2,11 +2,13 @@
 //! `mooncake_master` on free loopback ports (stopped on drop), and the round-trip scenarios
 //! the embedded-store and real-master tests both run.
 
+pub mod consumer;
 pub mod data;
 pub mod docker;
 pub mod doctored;
 pub mod process;
 pub mod scenarios;
+pub mod venvs;
 pub mod workload;
 
 pub use mooncake_sos_testkit::{SETUP_HINT, repo_root};

@@ -56,7 +56,7 @@ pub fn ref_keys(py: Python<'_>, store: &Store, handle: &RefHandle) -> Vec<String
     keys
 }
 
-fn assert_keys(store: &Store, keys: &[String], present: bool) {
+pub fn assert_keys(store: &Store, keys: &[String], present: bool) {
     for k in keys {
         assert_eq!(
             store.contains(k).expect("is_exist"),

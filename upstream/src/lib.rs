@@ -8,6 +8,7 @@
 //! against the manifest's `[[native]]` and `[[sibling]]` declarations.
 
 pub mod check;
+pub mod consumer;
 pub mod core;
 pub mod default_expr;
 pub mod extract;

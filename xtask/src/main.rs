@@ -13,6 +13,7 @@ mod matrix;
 mod regen;
 mod upstream;
 mod verify;
+mod verify_consumer;
 mod verify_python;
 mod verify_surface;
 

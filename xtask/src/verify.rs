@@ -1,14 +1,14 @@
 //! `cargo xtask verify`: the upstream module against api.toml, statically (`--module`,
 //! `--wheel`, `--fetch`) or in a real interpreter through the generated shim (`--python`).
 
-use crate::exit::{Outcome, Result};
+use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::FetchArgs;
 use mooncake_sos_upstream::source::ModuleSource;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["module", "wheel", "python", "fetch"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["module", "wheel", "python", "fetch", "consumer"])))]
 pub struct Args {
     /// The upstream module source, a `.py` file.
     #[arg(long, value_name = "FILE")]
@@ -29,8 +29,12 @@ pub struct Args {
     /// modules) and check only that against api.toml.
     #[arg(long, conflicts_with_all = ["python", "sha256"])]
     surface: bool,
-    /// With --surface: the surface and the findings as JSON.
-    #[arg(long, requires = "surface")]
+    /// Read consumer sources: every use of the API and of the native core they make must be
+    /// declared (and fit); declarations no consumer uses are listed.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["sha256", "surface"])]
+    consumer: Vec<PathBuf>,
+    /// With --surface or --consumer: the report as JSON.
+    #[arg(long)]
     json: bool,
     #[command(flatten)]
     manifest: ManifestArg,
@@ -41,6 +45,14 @@ pub struct Args {
 pub fn run(args: &Args) -> Result {
     let manifest = args.manifest.load()?;
     let api = &manifest.api;
+    if args.json && !args.surface && args.consumer.is_empty() {
+        return Err(BadInput(
+            "error: --json goes with --surface or --consumer".into(),
+        ));
+    }
+    if !args.consumer.is_empty() {
+        return crate::verify_consumer::run(&manifest, &args.consumer, args.json);
+    }
     if let Some(python) = &args.python {
         return crate::verify_python::run(&manifest, python, args.sha256);
     }

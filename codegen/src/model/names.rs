@@ -112,6 +112,7 @@ pub const RUST_VALUES_IN_USE: &[&str] = &[
     "API_FINGERPRINT",
     "SHIM",
     "API",
+    "SCENARIOS_JSON",
     "load",
     "rt",
     "HANDLE_KIND",

@@ -90,6 +90,9 @@ pub struct NativeMember {
     pub kind: MemberKind,
     pub usage: Usage,
     pub by: NeededBy,
+    /// For a callable whose first argument is a dict (`setup({...})`): the keys callers may
+    /// pass, sorted. `verify --consumer` fails on any other key a consumer passes.
+    pub dict_keys: Vec<String>,
     pub reason: String,
 }
 

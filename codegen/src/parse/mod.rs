@@ -144,6 +144,9 @@ pub struct RawNative {
     pub usage: Option<S<String>>,
     #[serde(default)]
     pub by: Option<S<String>>,
+    /// The keys of the dict a callable takes as its first argument (`setup({...})`).
+    #[serde(default)]
+    pub dict_keys: Option<S<Vec<S<String>>>>,
     pub reason: S<String>,
 }
 

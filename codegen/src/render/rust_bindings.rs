@@ -8,6 +8,7 @@
 //!   parameters that carry `rust = ...`), one function per module-level function or alias.
 
 mod contract;
+mod scenarios;
 mod wrapper;
 
 use super::{HEADER, Output, RenderError};
@@ -20,6 +21,7 @@ const CARGO_TOML: &str = include_str!("../../templates/generated.Cargo.toml");
 
 pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
     let contract = contract::tokens(api);
+    let scenarios = scenarios::tokens(api);
     let types = wrapper::tokens(api)?;
     let tokens = quote! {
         use std::collections::BTreeMap;
@@ -31,6 +33,7 @@ pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
         pub use rt::prelude::*;
 
         #contract
+        #scenarios
         #types
     };
     let file = syn::parse2::<syn::File>(tokens).map_err(|e| RenderError(e.to_string()))?;

@@ -249,11 +249,35 @@ fn member(subject: &str, m: &NativeMember, uses: &[&Use], failures: &mut Vec<Fin
             let Ok(params) = overload_params(text) else {
                 return;
             };
+            // A call forwarded through a helper (`fn(*args)` / `fn(*args, config=config)`)
+            // takes one path through it: its shapes are alternatives per call site, and one
+            // must fit (the rule `core::uses` applies against a core).
             let mut seen = BTreeSet::new();
+            let mut forwarded: BTreeMap<usize, Vec<(&Use, &CallShape)>> = BTreeMap::new();
             for u in uses {
-                if let Access::Call(shape) = &u.access
-                    && seen.insert(shape)
+                let Access::Call(shape) = &u.access else {
+                    continue;
+                };
+                if let Some(site) = u.via {
+                    forwarded.entry(site).or_default().push((u, shape));
+                } else if seen.insert(shape)
                     && let Err(why) = fits(&params, shape)
+                {
+                    fail(
+                        u,
+                        "call",
+                        format!("a call that fits ({text})"),
+                        format!("{shape}: {why}"),
+                    );
+                }
+            }
+            for alternatives in forwarded.values() {
+                let misses: Vec<_> = alternatives
+                    .iter()
+                    .map(|(u, shape)| (u, shape, fits(&params, shape)))
+                    .collect();
+                if misses.iter().all(|m| m.2.is_err())
+                    && let Some((u, shape, Err(why))) = misses.into_iter().next()
                 {
                     fail(
                         u,

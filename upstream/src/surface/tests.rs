@@ -315,6 +315,7 @@ fn method(object: &str, usage: Usage, overload: Option<&str>) -> NativeMember {
         },
         usage,
         by: NeededBy::Module,
+        dict_keys: Vec::new(),
         reason: "r".into(),
     }
 }
@@ -329,6 +330,7 @@ fn attribute(object: &str, name: &str, access: Declared, by: NeededBy) -> Native
         },
         usage: Usage::Required,
         by,
+        dict_keys: Vec::new(),
         reason: "r".into(),
     }
 }
@@ -441,4 +443,32 @@ fn call_shapes_against_overloads() {
             ),
         }
     }
+}
+
+#[test]
+fn forwarded_calls_are_alternatives_per_call_site() {
+    // One path through the helper passes config=, the other does not: a member that takes no
+    // config fits one of them, which is the path the module takes for it.
+    let module = "def _call(fn, *args, config=None):\n\
+                  \x20   if config is None:\n\
+                  \x20       return fn(*args)\n\
+                  \x20   return fn(*args, config=config)\n\
+                  def f(store, config):\n\
+                  \x20   _call(store.m, 1, 2, config=config)\n\
+                  \x20   _call(store.n, 1, 2, 3, config=config)\n";
+    let declared = NativeSurface {
+        roles: Vec::new(),
+        members: vec![
+            method("Store.m", Usage::Required, Some("key: str, tensor: object")),
+            method("Store.n", Usage::Required, Some("key: str, tensor: object")),
+        ],
+        siblings: Vec::new(),
+    };
+    let (failures, _) = report(module, declared);
+    // m fits the call without config; n fits neither: named once, at the call site.
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].starts_with("m.py:3: native Store.n: call:"),
+        "{failures:?}"
+    );
 }

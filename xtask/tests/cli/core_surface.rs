@@ -224,8 +224,8 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.12.post1 ({PINNED_RECORD}) serves api.toml's 7 native needs\n\
-             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 7 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.12.post1 ({PINNED_RECORD}) serves api.toml's 9 native needs\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 9 native needs\n"
         ),
         "{run:?}"
     );
@@ -247,8 +247,8 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #8]\n\
-             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 8 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #10]\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 10 native needs\n"
         ),
         "{run:?}"
     );

@@ -6,7 +6,6 @@
 
 use crate::common::RegenIn;
 use crate::common::{Sandbox, XTASK, repo_root};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,39 +21,48 @@ struct Run {
     max_rss_mib: u64,
 }
 
-/// Runs `cmd` to the end, measuring its peak memory with wait4(2) (which reaps it).
-#[allow(clippy::zombie_processes)]
+/// Runs `cmd` and reports its peak memory. The test process cannot take it from its own
+/// wait4(2): Linux keeps, as a child's peak, the memory it had before exec, and a child
+/// spawned from this (large, multi-threaded) test binary starts out sharing its memory. So a
+/// small python3 starts it and reports `RUSAGE_CHILDREN` of that one child.
+const MEASURE: &str = "import resource, subprocess, sys\n\
+r = subprocess.run(sys.argv[1:])\n\
+m = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
+sys.stderr.write(f'\\n@measured {r.returncode} {m}\\n')\n";
+
 fn run(cmd: &mut Command) -> Run {
     let started = Instant::now();
-    let mut child = cmd
+    let mut measured = Command::new("python3");
+    measured
+        .arg("-c")
+        .arg(MEASURE)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => measured.env(k, v),
+            None => measured.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        measured.current_dir(dir);
+    }
+    let out = measured
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn xtask");
-    let drain = |mut s: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = s.read_to_end(&mut v);
-            String::from_utf8_lossy(&v).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: wait4(2) on our child, with valid pointers.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4");
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        .output()
+        .expect("spawn python3 and xtask");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (stderr, tail) = stderr
+        .rsplit_once("\n@measured ")
+        .unwrap_or_else(|| panic!("no measurement: {stderr}"));
+    let mut fields = tail.split_whitespace().map(|f| f.parse::<i64>().unwrap());
+    let (returncode, max_rss_kib) = (fields.next().unwrap(), fields.next().unwrap());
     Run {
-        code,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
+        code: (returncode >= 0).then_some(returncode as i32),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: stderr.to_owned(),
         took: started.elapsed(),
-        max_rss_mib: usage.ru_maxrss as u64 / 1024,
+        max_rss_mib: max_rss_kib as u64 / 1024,
     }
 }
 

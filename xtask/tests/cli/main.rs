@@ -18,5 +18,6 @@ mod manifest_lock;
 mod matrix;
 mod regen;
 mod verify;
+mod verify_consumer;
 mod verify_images;
 mod verify_surface;

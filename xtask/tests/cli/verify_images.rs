@@ -93,20 +93,16 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
 /// the images can refuse it.
 fn declaring_the_0_3_13_surface() -> Sandbox {
     let repo = Sandbox::with_cuda_overlay();
-    // It reads replica_num too, and calls put_tensor in more ways than one overload takes.
+    // It reads replica_num too.
     repo.edit(
         "api.toml",
         "access = \"write\"\nby = \"consumer\"",
         "access = \"read-write\"\nby = \"consumer\"",
     );
-    repo.edit(
-        "api.toml",
-        "use = \"optional\"\noverload = \"key: str, tensor: object\"\n",
-        "use = \"optional\"\n",
-    );
+    // put_tensor keeps its overload: the module reaches it through a forwarding helper, with
+    // and without config=, and one of the two paths fits.
     let mut more = String::from(
-        "\n[[native]]\nobject = \"ReplicateConfig\"\noverload = \"\"\nreason = \"grouped configs\"\n\
-         \n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\naccess = \"read-write\"\nreason = \"#3133\"\n\
+        "\n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\naccess = \"read-write\"\nreason = \"#3133\"\n\
          \n[[native]]\nobject = \"MooncakeDistributedStore.is_exist\"\nuse = \"optional\"\nreason = \"probe\"\n\
          \n[[native]]\nobject = \"MooncakeDistributedStore.pub_tensor\"\nuse = \"optional\"\nreason = \"probe\"\n\
          \n[[sibling]]\nmodule = \"mooncake._fast_copy\"\nuse = \"optional\"\nreason = \"probe\"\n",

@@ -142,13 +142,35 @@ impl Validator<'_> {
                 },
             },
         };
+        let dict_keys = self.dict_keys(r, &kind);
         NativeMember {
             object,
             kind,
             usage,
             by,
+            dict_keys,
             reason,
         }
+    }
+
+    /// `dict_keys`: Python identifiers, each once, on a callable only.
+    fn dict_keys(&mut self, r: &RawNative, kind: &MemberKind) -> Vec<String> {
+        let Some(keys) = &r.dict_keys else {
+            return Vec::new();
+        };
+        if matches!(kind, MemberKind::Attribute { .. }) {
+            self.error(keys, "`dict_keys` applies to callable entries only");
+        }
+        let mut out: Vec<String> = Vec::new();
+        for k in keys.get_ref() {
+            let key = self.text(k, is_python_identifier, "dict key (a Python identifier)");
+            if out.contains(&key) {
+                self.error(k, format!("dict key `{key}` is listed twice"));
+            }
+            out.push(key);
+        }
+        out.sort();
+        out
     }
 
     fn usage(&mut self, value: &Option<S<String>>) -> Usage {

@@ -1,0 +1,195 @@
+//! A consumer's uses against the symbols, signatures and dict keys api.toml declares.
+
+use super::{ConsumerUse, UseKind};
+use crate::surface::{CallShape, Finding};
+use mooncake_sos_codegen::model::{Api, Param, ParamKind, SymbolKind};
+use std::collections::BTreeSet;
+
+/// What a subject names in the manifest.
+enum Declared<'a> {
+    /// A callable with these parameters; `bound`: called through its class, `self` first.
+    Callable {
+        params: &'a [Param],
+        static_method: bool,
+    },
+    /// A dataclass field, or a class's method read as a value.
+    Value,
+}
+
+fn declared<'a>(api: &'a Api, subject: &str) -> Option<Declared<'a>> {
+    let (head, member) = match subject.split_once('.') {
+        Some((h, m)) => (h, Some(m)),
+        None => (subject, None),
+    };
+    let symbol = api.symbols.iter().find(|s| s.name == head)?;
+    let callable = |params, static_method| Declared::Callable {
+        params,
+        static_method,
+    };
+    match (&symbol.kind, member) {
+        (SymbolKind::Function { params, .. } | SymbolKind::Alias { params, .. }, None) => {
+            Some(callable(params, true))
+        }
+        (SymbolKind::Class { init, .. }, None) => Some(callable(init, true)),
+        (SymbolKind::Dataclass { fields, .. }, None) => Some(callable(fields, true)),
+        (SymbolKind::Class { methods, .. }, Some(m)) => methods
+            .iter()
+            .find(|x| x.name == m)
+            .map(|x| callable(&x.params, x.staticmethod)),
+        (SymbolKind::Dataclass { fields, .. }, Some(m)) => fields
+            .iter()
+            .any(|f| f.name == m)
+            .then_some(Declared::Value),
+        _ => None,
+    }
+}
+
+/// Every use that api.toml does not declare, or whose call does not fit the declaration.
+pub(super) fn api_failures(api: &Api, uses: &[ConsumerUse]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for u in uses {
+        let finding = |what: &str, expected: String, found: String| Finding {
+            line: Some(u.line),
+            subject: u.subject.clone(),
+            what: what.into(),
+            expected,
+            found,
+        };
+        if let UseKind::DictKeys { keys, .. } = &u.kind {
+            let Some(member) = api.surface.members.iter().find(|m| m.object == u.subject) else {
+                continue;
+            };
+            for k in keys.iter().filter(|k| !member.dict_keys.contains(k)) {
+                out.push(Finding {
+                    subject: format!("native {}", u.subject),
+                    ..finding(
+                        "dict key",
+                        format!(
+                            "one of the dict_keys api.toml declares ({})",
+                            member.dict_keys.join(", ")
+                        ),
+                        format!("{k:?}"),
+                    )
+                });
+            }
+            continue;
+        }
+        match (declared(api, &u.subject), &u.kind) {
+            (None, _) => {
+                let entry = if u.subject.contains('.') {
+                    "a method of the [[symbol]] entry"
+                } else {
+                    "a [[symbol]] entry"
+                };
+                let found = match &u.kind {
+                    UseKind::Import => "an import",
+                    UseKind::Call { .. } => "a call",
+                    _ => "a use",
+                };
+                out.push(finding("undeclared", entry.into(), found.into()));
+            }
+            (
+                Some(Declared::Callable {
+                    params,
+                    static_method,
+                }),
+                UseKind::Call {
+                    shape, on_class, ..
+                },
+            ) => {
+                // A method called through its class takes the instance first.
+                let shifted;
+                let shape = if *on_class && !static_method && shape.positional > 0 {
+                    shifted = CallShape {
+                        positional: shape.positional - 1,
+                        ..shape.clone()
+                    };
+                    &shifted
+                } else {
+                    shape
+                };
+                if let Err(why) = fits(params, shape) {
+                    let found = format!("a call with {}: {why}", shape_text(shape));
+                    out.push(finding(
+                        "call",
+                        format!("a call that fits ({})", signature(params)),
+                        found,
+                    ));
+                }
+            }
+            (Some(Declared::Value), UseKind::Call { .. }) => {
+                out.push(finding(
+                    "call",
+                    "a callable".into(),
+                    "a call of a field".into(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a call of this shape binds every parameter of `params` without a default, and
+/// only those.
+pub(super) fn fits(params: &[Param], shape: &CallShape) -> Result<(), String> {
+    let positional: Vec<&Param> = params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Positional)
+        .collect();
+    if shape.positional > positional.len() {
+        return Err(format!(
+            "{} positional argument(s) where it takes at most {}",
+            shape.positional,
+            positional.len()
+        ));
+    }
+    let mut bound: BTreeSet<&str> = positional
+        .iter()
+        .take(shape.positional)
+        .map(|p| p.name.as_str())
+        .collect();
+    for k in &shape.keywords {
+        if !params.iter().any(|p| &p.name == k) {
+            return Err(format!("no parameter `{k}`"));
+        }
+        if !bound.insert(k.as_str()) {
+            return Err(format!("`{k}` is given by position and by keyword"));
+        }
+    }
+    if !shape.starred && !shape.double_starred {
+        let missing: Vec<&str> = params
+            .iter()
+            .filter(|p| p.default.is_none() && !bound.contains(p.name.as_str()))
+            .map(|p| p.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!("missing `{}`", missing.join("`, `")));
+        }
+    }
+    Ok(())
+}
+
+fn signature(params: &[Param]) -> String {
+    let mut out = Vec::new();
+    let mut star = false;
+    for p in params {
+        if p.kind == ParamKind::KeywordOnly && !star {
+            out.push("*".to_owned());
+            star = true;
+        }
+        out.push(match &p.default {
+            Some(_) => format!("{}=...", p.name),
+            None => p.name.clone(),
+        });
+    }
+    out.join(", ")
+}
+
+fn shape_text(shape: &CallShape) -> String {
+    let mut parts = vec![format!("{} positional", shape.positional)];
+    if !shape.keywords.is_empty() {
+        parts.push(format!("keywords {}", shape.keywords.join(", ")));
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,260 @@
+//! The consumer side of the contract, read statically (`verify --consumer FILE...`): what a
+//! consumer's source imports from the API module and calls on it (keyword names, and values
+//! where they are literals), the keys of the dict it passes to a native callable declared with
+//! `dict_keys` (`setup({...})`), and its uses of the native core (the same derivation
+//! [`crate::surface`] makes for the module). Every use api.toml does not declare fails;
+//! declarations no consumer uses are listed.
+
+mod compare;
+mod keys;
+mod walk;
+
+use crate::source::{LoadError, ModuleSource};
+use crate::surface::{self, CallShape, Finding, SurfaceConfig};
+use mooncake_sos_codegen::model::{Api, SymbolKind};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One use of the API (or of a native dict-taking callable) by the consumer.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ConsumerUse {
+    pub line: usize,
+    /// `export_ref`, `MooncakeBundleTransfer.put`, or a native path for [`UseKind::DictKeys`].
+    pub subject: String,
+    pub kind: UseKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UseKind {
+    /// `from <module> import NAME`.
+    Import,
+    /// A name or member read without calling it (`Class.release_result` passed on).
+    Reference,
+    Call {
+        shape: CallShape,
+        /// A method called on its class rather than on an instance.
+        on_class: bool,
+        /// Keyword arguments whose values are literals, as written.
+        literals: BTreeMap<String, String>,
+    },
+    /// The keys of the dict passed first; `unknown`: it may hold keys not known statically.
+    DictKeys { keys: Vec<String>, unknown: bool },
+}
+
+impl ConsumerUse {
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            UseKind::Import => format!("{}: import", self.subject),
+            UseKind::Reference => format!("{}: reference", self.subject),
+            UseKind::Call {
+                shape,
+                on_class,
+                literals,
+            } => {
+                let mut args = vec![format!("{} arg(s)", shape.positional)];
+                if shape.starred {
+                    args.push("*args".into());
+                }
+                for k in &shape.keywords {
+                    args.push(match literals.get(k) {
+                        Some(v) => format!("{k}={v}"),
+                        None => format!("{k}=..."),
+                    });
+                }
+                if shape.double_starred {
+                    args.push("**kwargs".into());
+                }
+                let on = if *on_class { " on the class" } else { "" };
+                format!("{}: call({}){on}", self.subject, args.join(", "))
+            }
+            UseKind::DictKeys { keys, unknown } => {
+                let more = if *unknown {
+                    " (and keys not known statically)"
+                } else {
+                    ""
+                };
+                format!(
+                    "native {}: dict keys {}{more}",
+                    self.subject,
+                    keys.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// One consumer file: its uses and what fails.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileReport {
+    pub file: String,
+    pub uses: Vec<ConsumerUse>,
+    /// Its uses of the native core, as [`surface::derive`] finds them.
+    pub native: Vec<surface::Use>,
+    pub failures: Vec<Finding>,
+}
+
+/// Every consumer file, and the declarations none of them uses.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConsumerReport {
+    pub files: Vec<FileReport>,
+    /// `symbol X`, `method C.m`, `native C.m`, `dict key C.m[k]`: declared, used by no file.
+    pub unused: Vec<String>,
+}
+
+impl ConsumerReport {
+    pub fn ok(&self) -> bool {
+        self.files.iter().all(|f| f.failures.is_empty())
+    }
+
+    pub fn failure_count(&self) -> usize {
+        self.files.iter().map(|f| f.failures.len()).sum()
+    }
+
+    /// `FILE:LINE: what`, every use in file order.
+    pub fn use_lines(&self, native_module: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            let mut lines: Vec<(usize, String)> = f
+                .uses
+                .iter()
+                .map(|u| (u.line, u.describe()))
+                .chain(f.native.iter().map(|u| (u.line, u.describe(native_module))))
+                .collect();
+            lines.sort();
+            out.extend(
+                lines
+                    .into_iter()
+                    .map(|(l, d)| format!("{}:{l}: {d}", f.file)),
+            );
+        }
+        out
+    }
+
+    /// `FILE:LINE: subject: what: expected X, found Y`.
+    pub fn failure_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            for x in &f.failures {
+                let at = x.line.map_or(f.file.clone(), |l| format!("{}:{l}", f.file));
+                out.push(format!(
+                    "{at}: {}: {}: expected {}, found {}",
+                    x.subject, x.what, x.expected, x.found
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Reads every consumer file (each parsed with bounded nesting) and checks its uses against
+/// `api`; a file that cannot be read or parsed is a located [`LoadError`].
+pub fn check(api: &Api, sources: &[ModuleSource]) -> Result<ConsumerReport, LoadError> {
+    let config = SurfaceConfig::from_api(api);
+    let names = walk::Names {
+        api_module: &api.upstream.module,
+        native_module: &api.upstream.native_module,
+        classes: api
+            .symbols
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.kind,
+                    SymbolKind::Class { .. } | SymbolKind::Dataclass { .. }
+                )
+            })
+            .map(|s| s.name.as_str())
+            .collect(),
+        dict_members: api
+            .surface
+            .members
+            .iter()
+            .filter(|m| !m.dict_keys.is_empty())
+            .map(|m| m.object.as_str())
+            .collect(),
+    };
+    let mut files = Vec::new();
+    for source in sources {
+        let (uses, native) = crate::nesting::with_parsed(source, |parsed| {
+            let uses = walk::uses(parsed.suite(), &source.text, &names);
+            (
+                uses,
+                surface::derive_parsed(parsed.suite(), source, &config),
+            )
+        })?;
+        // The module's own uses are what `[[native]]` is checked against elsewhere; here only
+        // the failures count (a consumer need not use what the module uses).
+        let native_failures = surface::compare(&api.surface, native.clone()).failures;
+        let mut failures = compare::api_failures(api, &uses);
+        failures.extend(native_failures);
+        failures.sort();
+        files.push(FileReport {
+            file: source.display.clone(),
+            uses,
+            native: native.uses,
+            failures,
+        });
+    }
+    let unused = unused(api, &files);
+    Ok(ConsumerReport { files, unused })
+}
+
+/// Declarations no consumer file uses: symbols, methods, `by = "consumer"` native members and
+/// dict keys (those only when every dict passed is known statically).
+fn unused(api: &Api, files: &[FileReport]) -> Vec<String> {
+    let mut used: BTreeSet<&str> = BTreeSet::new();
+    let mut native_used: BTreeSet<&str> = BTreeSet::new();
+    let mut keys: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut keys_unknown = false;
+    for f in files {
+        for u in &f.uses {
+            match &u.kind {
+                UseKind::DictKeys {
+                    keys: k, unknown, ..
+                } => {
+                    keys_unknown |= unknown;
+                    let entry = keys.entry(u.subject.as_str()).or_default();
+                    entry.extend(k.iter().map(String::as_str));
+                }
+                _ => {
+                    used.insert(u.subject.as_str());
+                }
+            }
+        }
+        native_used.extend(f.native.iter().map(surface::Use::subject));
+    }
+    let mut out = Vec::new();
+    for s in &api.symbols {
+        if !used.contains(s.name.as_str()) {
+            out.push(format!("symbol {}", s.name));
+        }
+        if let SymbolKind::Class { methods, .. } = &s.kind {
+            for m in methods {
+                let path = format!("{}.{}", s.name, m.name);
+                if !used.contains(path.as_str()) {
+                    out.push(format!("method {path}"));
+                }
+            }
+        }
+    }
+    for m in &api.surface.members {
+        let path = m.path();
+        if m.by == mooncake_sos_codegen::model::native::NeededBy::Consumer
+            && !native_used.contains(path.as_str())
+        {
+            out.push(format!("native {path}"));
+        }
+        if !keys_unknown {
+            let passed = keys.get(m.object.as_str());
+            for k in &m.dict_keys {
+                if !passed.is_some_and(|p| p.contains(k.as_str())) {
+                    out.push(format!("dict key {}[{k:?}]", m.object));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,68 @@
+//! `verify --consumer FILE... [--json]`: what consumer sources use of the API and of the
+//! native core, against api.toml and every image's core.
+
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::Manifest;
+use mooncake_sos_upstream::consumer;
+use mooncake_sos_upstream::core::images::{self, ImageFinding};
+use mooncake_sos_upstream::source::ModuleSource;
+use std::path::PathBuf;
+
+/// Prints every use (or the JSON report), the failures, the images' findings and a summary;
+/// declarations no consumer uses go to stderr in text mode. Exit 1 on any failure or finding.
+pub fn run(manifest: &Manifest, files: &[PathBuf], json: bool) -> Result {
+    let api = &manifest.api;
+    let sources = files
+        .iter()
+        .map(|f| ModuleSource::read_module(f))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let report = consumer::check(api, &sources)?;
+    let sides = images::load_all(manifest.root(), api)?;
+    let findings: Vec<ImageFinding> = report
+        .files
+        .iter()
+        .flat_map(|f| images::check(&sides, &f.file, &f.native))
+        .collect();
+    let ok = report.ok() && findings.is_empty();
+    if json {
+        let mut value = serde_json::to_value(&report)
+            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
+        value["images"] = serde_json::to_value(&findings)
+            .map_err(|e| BadInput(format!("error: cannot write the JSON report: {e}")))?;
+        value["ok"] = ok.into();
+        println!("{value:#}");
+    } else {
+        let native_module = &api.upstream.native_module;
+        for line in report.use_lines(native_module) {
+            println!("{line}");
+        }
+        for line in report.failure_lines() {
+            println!("{line}");
+        }
+        for line in findings.iter().map(ImageFinding::line) {
+            println!("{line}");
+        }
+        for item in &report.unused {
+            eprintln!("api.toml: warning: {item}: declared, no consumer uses it");
+        }
+        let uses: usize = report
+            .files
+            .iter()
+            .map(|f| f.uses.len() + f.native.len())
+            .sum();
+        let verdict = if ok {
+            "every use is declared and fits api.toml and every image's core".to_owned()
+        } else {
+            format!(
+                "{} mismatch(es) against api.toml, {} finding(s) against the images",
+                report.failure_count(),
+                findings.len()
+            )
+        };
+        println!(
+            "verify --consumer: {} file(s), {uses} uses; {verdict}",
+            report.files.len()
+        );
+    }
+    Ok(if ok { Outcome::Ok } else { Outcome::Failed })
+}

@@ -1,0 +1,124 @@
+//! `cargo xtask verify --consumer`: consumer fixtures (tests/cli/consumers/) that call the API
+//! as the consumer does, and ones that use what api.toml does not declare.
+
+use crate::common::{Run, repo_root};
+
+fn fixture(name: &str) -> String {
+    repo_root()
+        .join("xtask/tests/cli/consumers")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn verify(args: &[&str]) -> Run {
+    let mut all = vec!["verify"];
+    all.extend_from_slice(args);
+    crate::common::xtask(&all, &[])
+}
+
+#[test]
+fn the_consumers_calls_are_declared_and_fit() {
+    let file = fixture("object_store.py");
+    let run = verify(&["--consumer", &file]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let has = |line: &str| run.stdout.lines().any(|l| l == format!("{file}:{line}"));
+    for line in [
+        "27: native MooncakeDistributedStore.setup: dict keys global_segment_size, local_buffer_size, local_hostname, master_server_addr, metadata_server, protocol, rdma_devices",
+        "29: MooncakeBundleTransfer: call(1 arg(s), key_prefix=\"miles-object-store\")",
+        "33: MooncakeBundleTransfer.put: call(1 arg(s), chunk_bytes=None, config=..., field_schemas=..., namespace=\"miles\", type=\"dict\")",
+        "48: MooncakeBundleTransfer.release_result: reference",
+        "57: native ReplicateConfig.replica_num: write on an instance: required",
+    ] {
+        assert!(has(line), "missing {line}\n{run:?}");
+    }
+    assert!(
+        run.stdout.ends_with("verify --consumer: 1 file(s), 20 uses; every use is declared and fits api.toml and every image's core\n"),
+        "{run:?}"
+    );
+    // What the consumer never uses is listed, not failed.
+    assert!(
+        !run.stderr.contains("api.toml: warning: dict key"),
+        "every declared setup key is passed: {run:?}"
+    );
+}
+
+#[test]
+fn undeclared_uses_fail_at_their_lines() {
+    let file = fixture("undeclared.py");
+    let run = verify(&["--consumer", &file]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let failures: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": expected "))
+        .collect();
+    let expected = [
+        format!(
+            "{file}:3: import_ref_v2: undeclared: expected a [[symbol]] entry, found an import"
+        ),
+        format!(
+            "{file}:6: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (global_segment_size, local_buffer_size, local_hostname, master_server_addr, metadata_server, protocol, rdma_devices), found \"enable_ssd_offload\""
+        ),
+        format!(
+            "{file}:8: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found a call with 1 positional, keywords compression, type: no parameter `compression`"
+        ),
+    ];
+    assert_eq!(
+        failures,
+        expected.iter().map(String::as_str).collect::<Vec<_>>(),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .ends_with("3 mismatch(es) against api.toml, 0 finding(s) against the images\n"),
+        "{run:?}"
+    );
+    // Declared items this consumer does not use are listed on stderr.
+    assert!(
+        run.stderr.contains(
+            "api.toml: warning: method MooncakeBundleTransfer.get: declared, no consumer uses it"
+        ),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn json_has_the_same_facts() {
+    let file = fixture("undeclared.py");
+    let run = verify(&["--consumer", &file, "--json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["files"][0]["failures"].as_array().unwrap().len(), 3);
+    assert!(
+        v["unused"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u == "method MooncakeBundleTransfer.get")
+    );
+}
+
+#[test]
+fn bad_consumer_files_are_located_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let bad = dir.join("bad.py");
+    std::fs::write(&bad, "def f(:\n    pass\n").unwrap();
+    let run = verify(&["--consumer", bad.to_str().unwrap()]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "{}:1:7: error: Python syntax error",
+            bad.display()
+        )),
+        "{run:?}"
+    );
+    let missing = dir.join("missing.py");
+    let run = verify(&["--consumer", missing.to_str().unwrap()]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stderr.contains("missing.py"), "{run:?}");
+    let run = verify(&["--consumer", &fixture("object_store.py"), "--sha256"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+}
