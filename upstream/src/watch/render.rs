@@ -32,7 +32,7 @@ pub fn release_summary(r: &ReleaseReport) -> String {
             "its core does not serve it ({})",
             missing.first().map_or("", String::as_str)
         ),
-        CoreVerdict::Unknown { reason } => format!("its core not checked: {}", first_line(reason)),
+        CoreVerdict::Unknown { reason } => format!("its core not checked: {}", summary(reason)),
     });
     if let Some(first) = r.undeclared_uses.first() {
         parts.push(format!(
@@ -62,6 +62,19 @@ pub fn release_summary(r: &ReleaseReport) -> String {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// A several-line reason on one line: its first line and, when that ends in `:` (an error
+/// that follows), the last line of what follows (the error itself).
+fn summary(s: &str) -> String {
+    let first = first_line(s);
+    match (
+        first.strip_suffix(':'),
+        s.lines().skip(1).filter(|l| !l.trim().is_empty()).last(),
+    ) {
+        (Some(head), Some(last)) => format!("{head}: {}", last.trim()),
+        _ => first.to_owned(),
+    }
 }
 
 pub fn text(report: &Report) -> String {
@@ -213,4 +226,20 @@ pub fn github(report: &Report, manifest: &str) -> String {
 
 pub fn json(report: &Report) -> String {
     serde_json::to_string_pretty(report).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn a_reason_that_ends_in_a_colon_keeps_its_error() {
+        let reason = "the native core m/store.so (`m.store`) does not import:\nTraceback\n  ...\nImportError: undefined symbol: cuGetErrorName\n";
+        assert_eq!(
+            summary(reason),
+            "the native core m/store.so (`m.store`) does not import: ImportError: undefined symbol: cuGetErrorName"
+        );
+        assert_eq!(summary("one line\nmore"), "one line");
+        assert_eq!(summary("ends:"), "ends:");
+    }
 }
