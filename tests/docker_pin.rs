@@ -17,8 +17,14 @@ use mooncake_sos_tests::docker::{Bases, Build, Failure, LocalIndex, python_json}
 use std::io::Read;
 use std::path::PathBuf;
 
-const SHIM_OK: &str = "ok: mooncake.structured_object_store provides FieldSchema, \
-                       MooncakeBundleTransfer, export_ref, import_ref and 7 native requirement(s)";
+/// The shim's line when every check passed: api.toml's native requirements counted.
+fn shim_ok() -> String {
+    format!(
+        "ok: mooncake.structured_object_store provides FieldSchema, MooncakeBundleTransfer, \
+         export_ref, import_ref and {} native requirement(s)",
+        api().native.len()
+    )
+}
 const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
                          library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so \
                          resolves)";
@@ -120,7 +126,7 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
             &format!(
                 "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
             ),
-            SHIM_OK,
+            &shim_ok(),
             "mooncake-sos check: smoke: the consumer's scenarios",
             "mooncake-sos check: passed, the native core loaded against the driver stub, the \
              consumer's scenarios passed (--smoke); not proved: that it works with a real driver \
@@ -232,7 +238,7 @@ fn the_old_overlay_on_the_0_3_11_core_fails_at_the_smoke_naming_setup() {
         out,
         &[
             "loading the native core against the driver stub",
-            SHIM_OK,
+            &shim_ok(),
             "mooncake-sos check: smoke: the consumer's scenarios",
             "smoke rollout-manager-to-trainer: FAILED: ",
             "mooncake-sos check: error: the smoke failed: the native core of this image cannot \
@@ -246,6 +252,11 @@ fn the_old_overlay_on_the_0_3_11_core_fails_at_the_smoke_naming_setup() {
     assert!(
         line.contains("rollout_manager: setup") && line.contains("-600"),
         "{line}"
+    );
+    // The core's own reason, from the log the smoke shows for a failed scenario.
+    assert!(
+        out.contains("Invalid global_segment_size: 0, must be between 1024 and 1099511627776"),
+        "{failure}"
     );
     assert!(!out.contains("mooncake-sos check: passed"), "{failure}");
 }
@@ -289,11 +300,15 @@ fn without_a_driver_or_its_stub_the_pin_build_refuses_unless_the_build_arg_says_
                 "mooncake-sos check: {NO_DRIVER} and there is no driver stub at /usr/local/cuda/lib64/stubs/libcuda.so; MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1: NOT loading the native core"
             ),
             "every check of the shim that needs no native core passed",
-            "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that it \
-             loads, nor the 7 native requirement(s) api.toml lists, nor the consumer's scenarios",
+            &format!(
+                "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that \
+                 it loads, nor the {} native requirement(s) api.toml lists, nor the consumer's \
+                 scenarios",
+                api().native.len()
+            ),
         ],
     );
-    assert!(!log.contains(SHIM_OK), "{log}");
+    assert!(!log.contains(&shim_ok()), "{log}");
     assert!(
         !log.contains("mooncake-sos check: smoke:") && !log.contains("\nsmoke "),
         "the smoke ran without a core: {log}"

@@ -295,7 +295,8 @@ fn native_requirements_are_checked() {
         "from mooncake.store import *  # noqa: F403\nimport mooncake.store as _real\n\n\
          class MooncakeDistributedStore(_real.MooncakeDistributedStore):\n    def setup(self, *a):\n        \
          \"\"\"setup(self: mcfake_native.MooncakeDistributedStore, local_hostname: str) -> int\"\"\"\n\n\
-         class ReplicateConfig:\n    pass\n",
+         class ReplicateConfig:\n    def __init__(self):\n        \
+         \"\"\"__init__(self: mcfake_native.ReplicateConfig) -> None\"\"\"\n",
     )
     .expect("write");
     let contract: &'static Contract = Box::leak(Box::new(

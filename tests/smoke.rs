@@ -264,3 +264,56 @@ fn no_master_fails_the_smoke_saying_so() {
         "{stdout}"
     );
 }
+
+/// The expectations after the calls can fail: a module whose `get` changes one integer, and
+/// one whose `cleanup_dataproto` removes nothing, each fail the smoke at that call, saying what
+/// did not hold. (A copy of the installed package, the module doctored, first on PYTHONPATH.)
+#[test]
+fn a_changed_value_or_a_key_left_fails_naming_the_call() {
+    let env = TestEnv::get();
+    let doctorings = [
+        (
+            "import functools\n_get = MooncakeBundleTransfer.get\n\
+             @functools.wraps(_get)\ndef _changed(self, *a, **k):\n    out = _get(self, *a, **k)\n    \
+             out['tokens'][0][0] += 1\n    return out\nMooncakeBundleTransfer.get = _changed\n",
+            "FAILED: trainer: get(import_ref(json.loads(text)), type='dict'): field 'tokens' came back as [[151645, 872,",
+        ),
+        (
+            "MooncakeBundleTransfer.cleanup_dataproto = lambda self, ref: None\n",
+            "FAILED: trainer: cleanup_dataproto(import_ref(json.loads(text))): ",
+        ),
+    ];
+    for (patch, want) in doctorings {
+        let dir = tempfile::tempdir().unwrap();
+        // The package and the libraries its master and core load from beside it.
+        for name in ["mooncake", "mooncake_transfer_engine_non_cuda.libs"] {
+            let installed = env.site_packages().join(name);
+            mooncake_sos_testkit::copy_tree(&installed, &dir.path().join(name));
+        }
+        let module = dir.path().join(MODULE);
+        let mut text = std::fs::read_to_string(&module).unwrap();
+        text.push_str(patch);
+        std::fs::write(&module, text).unwrap();
+        let shim = shim_dir();
+        let path = std::env::join_paths([dir.path(), shim.path()]).unwrap();
+        let out = smoke_command(&env.python, shim.path(), &["--smoke"])
+            .env("PYTHONPATH", path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        let v = verdict(&stdout, "rollout-manager-to-trainer");
+        assert!(v.starts_with(want), "want {want:?}:\n{stdout}");
+        if want.contains("cleanup_dataproto") {
+            assert!(v.ends_with(" key(s) left in the master after it"), "{v}");
+        }
+        // The copy's own master ran.
+        assert!(
+            stdout.contains(&format!(
+                "master {}",
+                dir.path().join("mooncake/mooncake_master").display()
+            )),
+            "{stdout}"
+        );
+    }
+}

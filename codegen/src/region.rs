@@ -74,6 +74,23 @@ pub fn splice(text: &str, region: &Region, name: &str, id: &str, body: &str) -> 
     out
 }
 
+/// `text` with `region`'s markers naming region `to` instead: the body and the stored
+/// checksum stay, so the region is as current (or as hand-edited) as it was, under its new id.
+/// How an image that changes strategy keeps its region's place in its file.
+pub fn rename(text: &str, region: &Region, name: &str, to: &str) -> String {
+    let end = match &region.stored {
+        Some(c) => format!("{END} {name} {to} sha256:{c}"),
+        None => format!("{END} {name} {to}"),
+    };
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..region.begin_line.start]);
+    out.push_str(&begin_marker(name, to));
+    out.push_str(&text[region.begin_line.end..region.end_line.start]);
+    out.push_str(&end);
+    out.push_str(&text[region.end_line.end..]);
+    out
+}
+
 struct Marker<'a> {
     line: Range<usize>,
     begin: bool,

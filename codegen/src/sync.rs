@@ -3,6 +3,11 @@
 //! ensure-file-contents, with regions spliced into files the project owns.
 
 mod commit;
+mod manifest_edit;
+mod rename;
+pub use manifest_edit::{plan_manifest_edit, plan_manifest_edit_renaming};
+pub use rename::Rename;
+use rename::renamed;
 mod leftovers;
 mod paths;
 #[cfg(test)]
@@ -94,6 +99,19 @@ pub fn plan(
     outputs: &[Output],
     force: bool,
 ) -> Result<Vec<Change>, Diagnostics> {
+    plan_renaming(root, manifest, name, outputs, force, &[])
+}
+
+/// [`plan`], with regions renamed first ([`Rename`]); the changes' old texts stay the files'
+/// texts on disk, which [`apply`] checks are unchanged before writing.
+pub fn plan_renaming(
+    root: &Path,
+    manifest: &Source,
+    name: &str,
+    outputs: &[Output],
+    force: bool,
+    renames: &[Rename],
+) -> Result<Vec<Change>, Diagnostics> {
     let manifest_path = Path::new(&manifest.name).file_name().map(|f| root.join(f));
     let repo = paths::Repo::new(root, manifest_path.as_deref())
         .map_err(|msg| Diagnostic::new(manifest, 0..0, msg))?;
@@ -138,7 +156,22 @@ pub fn plan(
                 continue;
             }
         };
-        match plan_file(path, old, outs, manifest, name, force) {
+        let moved = old
+            .as_deref()
+            .and_then(|text| renamed(path, text, name, renames));
+        let planned = match moved {
+            None => plan_file(path, old, outs, manifest, name, force),
+            Some(text) => plan_file(path, Some(text), outs, manifest, name, force).map(|mut c| {
+                c.status = if c.new == old {
+                    Status::Unchanged
+                } else {
+                    Status::Stale
+                };
+                c.old = old;
+                c
+            }),
+        };
+        match planned {
             Ok(mut change) => {
                 change.target = resolved.target;
                 changes.push(change);
@@ -176,47 +209,6 @@ pub fn plan_texts(
         }
     }
     diags.finish(changes)
-}
-
-/// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
-/// renders `edited` (the manifest's new text; its name as in [`plan`]) and plans every
-/// output against it, plus the manifest itself as the first change. [`apply`] then writes
-/// the manifest and the outputs together: if any of them cannot be written (or the new
-/// manifest would not regenerate cleanly, which this reports), none is, the manifest
-/// included.
-pub fn plan_manifest_edit(
-    root: &Path,
-    edited: &Source,
-    force: bool,
-) -> Result<Vec<Change>, Diagnostics> {
-    let api = crate::load_str(&edited.name, &edited.text)?;
-    let outputs = crate::render::render_all(&api)
-        .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
-    let mut changes = plan(root, edited, &api.name, &outputs, force)?;
-    let file = Path::new(&edited.name).file_name().and_then(|f| f.to_str());
-    let Some(path) = file.and_then(RelPath::new) else {
-        let msg = "the manifest's name has no file name";
-        return Err(Diagnostic::new(edited, 0..0, msg).into());
-    };
-    let target = root.join(path.as_str());
-    let old = crate::read_manifest(&target, &edited.name)?;
-    let status = if old == *edited.text {
-        Status::Unchanged
-    } else {
-        Status::Stale
-    };
-    changes.insert(
-        0,
-        Change {
-            path,
-            status,
-            old: Some(old),
-            new: Some(edited.text.to_string()),
-            target,
-            manifest: true,
-        },
-    );
-    Ok(changes)
 }
 
 fn plan_file(

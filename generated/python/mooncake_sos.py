@@ -648,13 +648,13 @@ def _stop(proc: Any) -> None:
     proc.wait()
 
 
-def _log_tail(name: str, log: Any) -> None:
+def _log_tail(header: str, log: Any) -> None:
     """What the scenario's master and worker logged: the errors (glog E/F lines), else the end."""
     log.flush()
     log.seek(0)
     lines = log.read().splitlines()
     errors = [line for line in lines if line[:1] in ("E", "F") and line[1:2].isdigit()]
-    print("\n".join([f"smoke {name}: its master and worker logged:"] + (errors or lines)[-15:]), file=sys.stderr)
+    print("\n".join([header] + (errors or lines)[-15:]), file=sys.stderr)
 
 
 def _run_scenario(s: dict[str, Any], rpc: int, metrics: int, timeout: float, log: Any) -> tuple[bool, str]:
@@ -734,13 +734,14 @@ def smoke(timeout: float = SMOKE_TIMEOUT) -> int:
                     finally:
                         _stop(master)
                     if not ok:
-                        _log_tail(s["name"], log)
+                        _log_tail(f"smoke {s['name']}: its master and worker logged:", log)
                     verdict = f"ok ({time.monotonic() - started:.2f} s)" if ok else f"FAILED: {what}"
                     stuck = s["name"] if "did not return within" in what else None
                 counts["ok" if verdict.startswith("ok") else "not run" if verdict.startswith("not") else "failed"] += 1
                 print(f"smoke {s['name']}: {verdict}", flush=True)
         except _Failed as exc:
             print(f"smoke: FAILED: {exc}", flush=True)
+            _log_tail("smoke: the master logged:", log)
             counts["failed"] += 1
     print(f"smoke: {counts['ok']} ok, {counts['failed']} failed, {counts['not run']} not run; "
           f"{MODULE} as pinned at {UPSTREAM_REPO}@{UPSTREAM_COMMIT}; master {binary}", flush=True)

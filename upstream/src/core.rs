@@ -18,7 +18,7 @@ pub mod model;
 pub mod needs;
 pub mod read;
 pub mod record;
-mod run;
+pub(crate) mod run;
 pub mod table;
 pub mod uses;
 pub mod wheel;

@@ -20,6 +20,7 @@ pub mod report;
 pub mod source;
 pub mod surface;
 pub mod version;
+pub mod watch;
 
 use mooncake_sos_codegen::model::Api;
 use report::Report;

@@ -3,6 +3,7 @@
 //! modules [`manifest`] (where api.toml is, load, edit under its lock, regen), [`upstream`]
 //! (reading and checking the upstream module) and [`exit`]; no command imports another.
 
+mod adopt;
 mod bench;
 mod bounded;
 mod bump;
@@ -16,6 +17,7 @@ mod verify;
 mod verify_consumer;
 mod verify_python;
 mod verify_surface;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +44,10 @@ enum Command {
     Core(core::Args),
     /// Move the upstream pin to a commit whose module carries the API, then regen.
     Bump(bump::Args),
+    /// Releases on the package index x the contract; per image the transition they allow.
+    Watch(watch::Args),
+    /// Move an image to another strategy (pin, check, overlay) where watch allows it, then regen.
+    Adopt(adopt::Args),
     /// Time `verify --module` against the same extraction in Python's `ast` (run by hand).
     #[command(hide = true)]
     BenchVerify(bench::Args),
@@ -60,6 +66,8 @@ fn main() -> ExitCode {
         Command::Matrix(args) => matrix::run(&args),
         Command::Bump(args) => bump::run(&args),
         Command::Core(args) => core::run(&args),
+        Command::Watch(args) => watch::run(&args),
+        Command::Adopt(args) => adopt::run(&args),
         Command::BenchVerify(args) => bench::run(&args),
     };
     exit::code(result)

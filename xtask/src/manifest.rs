@@ -95,6 +95,17 @@ impl Manifest {
         command: &str,
         edit: impl FnOnce(&str) -> std::result::Result<String, String>,
     ) -> Result {
+        self.edit_renaming(command, edit, &[])
+    }
+
+    /// [`Manifest::edit`], with regions renamed in the same change (`adopt`: an image that
+    /// changes strategy keeps its region's place in its Dockerfile).
+    pub fn edit_renaming(
+        &self,
+        command: &str,
+        edit: impl FnOnce(&str) -> std::result::Result<String, String>,
+        renames: &[sync::Rename],
+    ) -> Result {
         let _lock = lock(&self.path, &self.display, true)?;
         if read(&self.path, &self.display)? != self.text {
             return Err(BadInput(format!(
@@ -104,8 +115,12 @@ impl Manifest {
         }
         let edited = edit(&self.text).map_err(|e| BadInput(format!("{}: {e}", self.display)))?;
         let root = self.root();
-        let changes =
-            sync::plan_manifest_edit(root, &Source::new(self.display.clone(), edited), false)?;
+        let changes = sync::plan_manifest_edit_renaming(
+            root,
+            &Source::new(self.display.clone(), edited),
+            false,
+            renames,
+        )?;
         sync::apply(root, &changes).map_err(|e| format!("error: writing: {e}"))?;
         print_written(&changes, &self.display);
         // An editor waiting for this lock reads the new text next and refuses.

@@ -9,7 +9,8 @@ use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::core::read::Reader;
 use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::fetch::Fetch;
-use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
+use mooncake_sos_upstream::watch;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -199,4 +200,114 @@ pub fn print_json_report(
     value["ok"] = ok.into();
     println!("{value:#}");
     Ok(())
+}
+
+/// The package index and the caches, as `watch` and `adopt` read them.
+#[derive(clap::Args, Clone)]
+pub struct WatchArgs {
+    /// Only the cache: no pip, no download.
+    #[arg(long)]
+    pub offline: bool,
+    /// The package index pip reads (a PEP 503 simple index); default: pip's configuration.
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Where wheels and listings are kept (default: mooncake-sos/watch in the target directory).
+    #[arg(long, value_name = "DIR")]
+    pub watch_cache: Option<PathBuf>,
+    /// The cache's bound in MiB: least recently used wheels are removed past it.
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    pub max_cache_mib: u64,
+    /// Check every listed release, not only those from the oldest api.toml names.
+    #[arg(long)]
+    pub all: bool,
+    /// Seconds one pip run may take.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub pip_timeout: u64,
+    /// Run the consumer's scenarios (`python3 -m <shim> --smoke`) against every release whose
+    /// wheel runs here, each in a throwaway venv.
+    #[arg(long)]
+    pub smoke: bool,
+    /// For --smoke: a directory of wheels numpy and msgpack are installed from (offline);
+    /// default: the index.
+    #[arg(long, value_name = "DIR")]
+    pub smoke_deps: Option<PathBuf>,
+    #[command(flatten)]
+    pub reading: Reading,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+impl WatchArgs {
+    pub fn index(&self) -> crate::exit::Result<watch::index::Index> {
+        let cache_dir = match &self.watch_cache {
+            Some(dir) => dir.clone(),
+            None => cache_dir()?.with_file_name("watch"),
+        };
+        Ok(watch::index::Index {
+            python: self.reading.python.clone(),
+            url: self.index_url.clone(),
+            cache_dir,
+            max_cache_bytes: self.max_cache_mib << 20,
+            offline: self.offline,
+            timeout: Duration::from_secs(self.pip_timeout),
+        })
+    }
+
+    /// Lists, downloads and checks every release (`mooncake_sos_upstream::watch::run`).
+    pub fn run(&self, manifest: &Manifest) -> crate::exit::Result<(watch::Report, watch::Timings)> {
+        let index = self.index()?;
+        let reader = self.reading.reader()?;
+        let pinned = self
+            .pinned(manifest)
+            .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
+            .ok();
+        let smoker = watch::smoke::Smoker {
+            python: self.reading.python.clone(),
+            shim: manifest
+                .root()
+                .join(mooncake_sos_codegen::render::shim_path(&manifest.api).as_str()),
+            deps: self.smoke_deps.clone(),
+            index_url: self.index_url.clone(),
+            lib_dirs: reader.lib_dirs.clone(),
+            offline: self.offline,
+            timeout: Duration::from_secs(300),
+            cache_dir: index.cache_dir.clone(),
+        };
+        let options = watch::Options {
+            index: &index,
+            reader: &reader,
+            all: self.all,
+            pinned,
+            smoker: self.smoke.then_some(&smoker),
+        };
+        Ok(watch::run(
+            &manifest.api,
+            manifest.root(),
+            &manifest.text,
+            options,
+        )?)
+    }
+
+    /// The pinned module: from `--fetch`'s cache (sha256-checked), else downloaded unless
+    /// offline.
+    fn pinned(&self, manifest: &Manifest) -> Result<ModuleSource, String> {
+        let up = &manifest.api.upstream;
+        let fetch = self.fetch.fetcher(manifest);
+        let cached = fetch.cache_dir.join(&up.commit).join(up.file_name());
+        if let Ok(bytes) = std::fs::read(&cached)
+            && sha256_hex(&bytes) == up.sha256
+        {
+            return ModuleSource::from_bytes(up.path.clone(), bytes).map_err(|e| e.to_string());
+        }
+        if self.offline {
+            return Err("not in the cache".into());
+        }
+        fetch
+            .module(up, &up.commit, Some(&up.sha256))
+            .map(|mut s| {
+                s.display = up.path.clone();
+                s
+            })
+            .map_err(|e| e.message)
+    }
 }

@@ -72,8 +72,14 @@ fn serve(mut conn: TcpStream, files: &BTreeMap<String, Vec<u8>>, log: &Mutex<Vec
         Some(b) => ("200 OK", b.as_slice()),
         None => ("404 Not Found", b"not found\n".as_slice()),
     };
+    // A path ending in `/` is a page (a PEP 503 index's): pip reads only text/html there.
+    let kind = if path.ends_with('/') {
+        "Content-Type: text/html\r\n"
+    } else {
+        ""
+    };
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\n{kind}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let _ = conn

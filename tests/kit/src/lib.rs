@@ -4,10 +4,12 @@
 
 mod file_server;
 mod sandbox;
+mod simple_index;
 mod wheels;
 
 pub use file_server::FileServer;
 pub use sandbox::{Files, Sandbox, copy_tree};
+pub use simple_index::SimpleIndex;
 pub use wheels::{DIST, MODULE_MEMBER, module_of, wheel, wheel_member, wheels_dir};
 
 use std::path::{Path, PathBuf};

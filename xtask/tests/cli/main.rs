@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod adopt;
 mod all_or_nothing;
 mod bump;
 mod checkouts;
@@ -21,3 +22,5 @@ mod verify;
 mod verify_consumer;
 mod verify_images;
 mod verify_surface;
+mod watch;
+mod watch_outputs;

@@ -1,0 +1,58 @@
+//! Plans for the commands that edit the manifest: the manifest and every output together.
+
+use super::{Change, Rename, Status, plan_renaming};
+use crate::diag::{Diagnostic, Diagnostics, Source};
+use crate::model::RelPath;
+use std::path::Path;
+
+/// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
+/// renders `edited` (the manifest's new text; its name as in [`plan`]) and plans every
+/// output against it, plus the manifest itself as the first change. [`apply`] then writes
+/// the manifest and the outputs together: if any of them cannot be written (or the new
+/// manifest would not regenerate cleanly, which this reports), none is, the manifest
+/// included.
+pub fn plan_manifest_edit(
+    root: &Path,
+    edited: &Source,
+    force: bool,
+) -> Result<Vec<Change>, Diagnostics> {
+    plan_manifest_edit_renaming(root, edited, force, &[])
+}
+
+/// [`plan_manifest_edit`] with regions renamed ([`Rename`]): `adopt`, which moves an image
+/// to another strategy, renames its Dockerfile region in the same change.
+pub fn plan_manifest_edit_renaming(
+    root: &Path,
+    edited: &Source,
+    force: bool,
+    renames: &[Rename],
+) -> Result<Vec<Change>, Diagnostics> {
+    let api = crate::load_str(&edited.name, &edited.text)?;
+    let outputs = crate::render::render_all(&api)
+        .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
+    let mut changes = plan_renaming(root, edited, &api.name, &outputs, force, renames)?;
+    let file = Path::new(&edited.name).file_name().and_then(|f| f.to_str());
+    let Some(path) = file.and_then(RelPath::new) else {
+        let msg = "the manifest's name has no file name";
+        return Err(Diagnostic::new(edited, 0..0, msg).into());
+    };
+    let target = root.join(path.as_str());
+    let old = crate::read_manifest(&target, &edited.name)?;
+    let status = if old == *edited.text {
+        Status::Unchanged
+    } else {
+        Status::Stale
+    };
+    changes.insert(
+        0,
+        Change {
+            path,
+            status,
+            old: Some(old),
+            new: Some(edited.text.to_string()),
+            target,
+            manifest: true,
+        },
+    );
+    Ok(changes)
+}

@@ -1,0 +1,56 @@
+//! The cache's bound and pip's listing.
+use super::{Index, Wheel, parse_versions};
+use std::time::{Duration, SystemTime};
+
+#[test]
+fn the_cache_keeps_within_its_bound_least_recently_used_first_never_this_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index {
+        python: "python3".into(),
+        url: None,
+        cache_dir: dir.path().to_owned(),
+        max_cache_bytes: 250,
+        offline: true,
+        timeout: Duration::from_secs(1),
+    };
+    let mut wheels = Vec::new();
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        let path = index.blob(
+            &format!("{name}{name}"),
+            &format!("{name}-1-py3-none-any.whl"),
+        );
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, [0u8; 100]).unwrap();
+        let age = SystemTime::now() - Duration::from_secs(100 * (3 - i as u64));
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(age)
+            .unwrap();
+        wheels.push(Wheel {
+            package: (*name).into(),
+            version: "1".into(),
+            file: String::new(),
+            sha256: String::new(),
+            size: 100,
+            path,
+            downloaded: false,
+        });
+    }
+    // 300 bytes over a 250-byte bound: the oldest goes, unless this run uses it.
+    let removed = index.trim(&[&wheels[0]]);
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert!(wheels[0].path.exists() && !wheels[1].path.exists() && wheels[2].path.exists());
+    assert!(index.trim(&[]).is_empty(), "within the bound now");
+}
+
+#[test]
+fn reads_pips_listing_in_version_order() {
+    let out = "mooncake-transfer-engine-cuda13 (0.3.14)\nAvailable versions: 0.3.14, 0.3.13.post1, 0.3.12, 0.3.12.post1\n  INSTALLED: none\n";
+    assert_eq!(
+        parse_versions(out).unwrap(),
+        ["0.3.12", "0.3.12.post1", "0.3.13.post1", "0.3.14"]
+    );
+    assert_eq!(parse_versions("ERROR: no such package"), None);
+}

@@ -1,0 +1,277 @@
+//! `watch`: the releases on the package index of every package api.toml's images name, each
+//! checked against the contract ([`release`]), and per image the transition the releases now
+//! allow ([`plan`]). [`index`] lists and downloads through pip into a cache keyed by sha256;
+//! [`diff`] compares a release's module with the pinned one; [`render`] prints the report.
+
+pub mod adopt;
+pub mod diff;
+pub mod index;
+pub mod plan;
+pub mod release;
+pub mod render;
+pub mod smoke;
+
+use crate::core::images;
+use crate::core::read::Reader;
+use crate::extract::{ModuleFacts, extract};
+use crate::source::{LoadError, ModuleSource};
+use crate::version::{Release, compare};
+use index::{Index, Wheel};
+use mooncake_sos_codegen::model::{Api, Layer};
+use plan::ImagePlan;
+use release::ReleaseReport;
+use serde::Serialize;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What watch found; the same facts in every output format.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// What each release's module is compared with.
+    pub baseline: String,
+    pub packages: Vec<PackageReport>,
+    pub images: Vec<ImagePlan>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PackageReport {
+    pub package: String,
+    /// Every release the index lists (for this interpreter).
+    pub listed: Vec<String>,
+    /// The ones checked: from the oldest release api.toml names on (all with `--all`).
+    pub releases: Vec<ReleaseReport>,
+}
+
+impl Report {
+    pub fn actionable(&self) -> bool {
+        self.images.iter().any(ImagePlan::actionable)
+    }
+}
+
+/// How long the parts took, for `--timings` and the benchmark; not part of the report.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    pub listing: Duration,
+    pub download: Duration,
+    pub downloads: usize,
+    pub downloaded_bytes: u64,
+    pub checks: Duration,
+    pub total: Duration,
+}
+
+pub struct Options<'a> {
+    pub index: &'a Index,
+    pub reader: &'a Reader,
+    /// Every listed release, not only those from the oldest api.toml names.
+    pub all: bool,
+    /// The pinned module, when it could be had (`--fetch`'s cache or a download).
+    pub pinned: Option<ModuleSource>,
+    /// `--smoke`: the consumer's scenarios against each release that runs here.
+    pub smoker: Option<&'a smoke::Smoker>,
+}
+
+/// The packages the images name, in the order api.toml names them: each overlay's base
+/// package, each fill's package and its core's.
+pub fn packages(api: &Api) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |p: &str| {
+        if !out.iter().any(|o| o == p) {
+            out.push(p.to_owned());
+        }
+    };
+    for image in &api.images {
+        add(package_of(&image.layer));
+        add(&image.core.package);
+    }
+    out
+}
+
+/// The package whose releases an image's layer takes.
+pub fn package_of(layer: &Layer) -> &str {
+    match layer {
+        Layer::Overlay { base_package, .. }
+        | Layer::Pin { base_package, .. }
+        | Layer::Check { base_package, .. } => base_package,
+        Layer::Fill { package, .. } => package,
+    }
+}
+
+/// The oldest release api.toml names (an image's, a core's, [drop]'s).
+fn floor(api: &Api) -> Option<String> {
+    let mut named: Vec<Release> = Vec::new();
+    for image in &api.images {
+        let v = match &image.layer {
+            Layer::Overlay { base_version, .. }
+            | Layer::Pin { base_version, .. }
+            | Layer::Check { base_version, .. } => base_version,
+            Layer::Fill { version, .. } => version,
+        };
+        for version in [v, &image.core.version] {
+            named.push(Release {
+                package: String::new(),
+                version: version.clone(),
+            });
+        }
+    }
+    if let Some((_, v)) = &api.drop.first_release {
+        named.push(Release {
+            package: String::new(),
+            version: v.clone(),
+        });
+    }
+    named.sort_by(compare);
+    named.into_iter().next().map(|r| r.version)
+}
+
+/// Lists, downloads and checks every release, then plans every image. `manifest_text` is
+/// api.toml's text (for the lines annotations point at).
+pub fn run(
+    api: &Api,
+    root: &Path,
+    manifest_text: &str,
+    options: Options,
+) -> Result<(Report, Timings), LoadError> {
+    let started = Instant::now();
+    let mut timings = Timings::default();
+    let floor = if options.all { None } else { floor(api) };
+    // 1. list and download
+    let mut listed = Vec::new();
+    for package in packages(api) {
+        let t = Instant::now();
+        let versions = options.index.versions(&package)?;
+        timings.listing += t.elapsed();
+        let mut wheels = Vec::new();
+        for version in versions.iter().filter(|v| at_least(v, floor.as_deref())) {
+            let t = Instant::now();
+            let wheel = options.index.wheel(&package, version)?;
+            if wheel.downloaded {
+                timings.download += t.elapsed();
+                timings.downloads += 1;
+                timings.downloaded_bytes += wheel.size;
+            }
+            wheels.push(wheel);
+        }
+        listed.push((package, versions, wheels));
+    }
+    let all: Vec<&Wheel> = listed.iter().flat_map(|(_, _, w)| w).collect();
+    options.index.trim(&all);
+    // 2. the baseline: the pinned module, else the module of [drop]'s first release.
+    let t = Instant::now();
+    let (baseline, facts) = baseline(api, &options, &all)?;
+    let mut sides = Vec::new();
+    for (mut side, image) in images::load_all(root, api)?.into_iter().zip(&api.images) {
+        let layer = match &image.layer {
+            Layer::Overlay { .. } => "one-file overlay",
+            Layer::Fill { .. } => "fill",
+            // A pin takes module and core from one wheel (its own core verdict says it all);
+            // the module alone over the base's wheel is what an overlay would do, when the
+            // base's core is recorded.
+            Layer::Pin {
+                base_package,
+                base_version,
+                ..
+            } => {
+                let path = crate::core::record::path(root, base_package, base_version);
+                let Ok(core) = crate::core::record::load(&path) else {
+                    continue;
+                };
+                side.record = crate::core::record::relative_path(base_package, base_version);
+                side.provided_by = format!("its base {}", core.label());
+                side.core = core;
+                "one-file overlay"
+            }
+            Layer::Check { .. } => "one-file overlay",
+        };
+        sides.push((side, Some(layer), package_of(&image.layer).to_owned()));
+    }
+    let cx = release::Context {
+        api,
+        reader: options.reader,
+        sides: &sides,
+        baseline: facts.as_ref(),
+        smoker: options.smoker,
+    };
+    // 3. every release
+    let mut packages = Vec::new();
+    for (package, versions, wheels) in listed {
+        let releases = wheels
+            .iter()
+            .map(|w| release::check(&cx, w))
+            .collect::<Result<Vec<_>, _>>()?;
+        packages.push(PackageReport {
+            package,
+            listed: versions,
+            releases,
+        });
+    }
+    let releases: Vec<ReleaseReport> = packages
+        .iter()
+        .flat_map(|p| p.releases.iter().cloned())
+        .collect();
+    let images = api
+        .images
+        .iter()
+        .map(|image| {
+            let line = render::line_of(manifest_text, &["image", &image.id, "strategy"]);
+            plan::plan(image, line, &releases)
+        })
+        .collect();
+    timings.checks = t.elapsed();
+    timings.total = started.elapsed();
+    Ok((
+        Report {
+            baseline,
+            packages,
+            images,
+        },
+        timings,
+    ))
+}
+
+fn at_least(version: &str, floor: Option<&str>) -> bool {
+    let Some(floor) = floor else { return true };
+    let r = |v: &str| Release {
+        package: String::new(),
+        version: v.to_owned(),
+    };
+    compare(&r(version), &r(floor)) != std::cmp::Ordering::Less
+}
+
+fn baseline(
+    api: &Api,
+    options: &Options,
+    wheels: &[&Wheel],
+) -> Result<(String, Option<ModuleFacts>), LoadError> {
+    if let Some(pinned) = &options.pinned {
+        let label = format!(
+            "the pinned module ({} at {}, sha256 {})",
+            api.upstream.path,
+            api.upstream.short_commit(),
+            &pinned.sha256[..12]
+        );
+        return Ok((label, Some(extract(pinned)?)));
+    }
+    // Why the pinned module is missing goes to stderr (the caller's): the report stays the
+    // same online and offline.
+    let why = "which is neither in the --fetch cache nor downloadable here";
+    let Some((package, version)) = &api.drop.first_release else {
+        return Ok((format!("none (the pinned module: {why})"), None));
+    };
+    let Some(wheel) = wheels
+        .iter()
+        .find(|w| &w.package == package && &w.version == version)
+    else {
+        return Ok((
+            format!("none (the pinned module: {why}; {package} {version} not listed)"),
+            None,
+        ));
+    };
+    let mut source = ModuleSource::read_wheel(&wheel.path, &api.upstream.module)?;
+    source.display = wheel.file.clone();
+    Ok((
+        format!(
+            "the module of {package} {version} ([drop] first_release), standing for the pinned one ({why})"
+        ),
+        Some(extract(&source)?),
+    ))
+}

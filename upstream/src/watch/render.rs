@@ -1,0 +1,245 @@
+//! The watch report as text (default), a Markdown table for a PR body, GitHub workflow
+//! annotations against api.toml's lines, or JSON. Every format carries the same facts and
+//! nothing machine-specific (no cache paths, no timings).
+
+use super::Report;
+use super::release::{CoreVerdict, ReleaseReport, Smoke};
+
+/// The 1-based line of the value at `keys` in the TOML `text` (1 when it cannot be found).
+pub fn line_of(text: &str, keys: &[&str]) -> usize {
+    let Ok(doc) = toml_edit::Document::parse(text) else {
+        return 1;
+    };
+    let mut item = doc.as_item();
+    let mut span = None;
+    for key in keys {
+        let Some(next) = item.get(key) else { break };
+        item = next;
+        span = item.span().or(span);
+    }
+    span.map_or(1, |s| text[..s.start].matches('\n').count() + 1)
+}
+
+/// One line about a release: what it carries, its core, the layers, the changes.
+pub fn release_summary(r: &ReleaseReport) -> String {
+    if !r.carries_api {
+        return r.api_reason();
+    }
+    let mut parts = vec!["carries the API".to_owned()];
+    parts.push(match &r.core {
+        CoreVerdict::Serves { .. } => "its core serves it".into(),
+        CoreVerdict::Fails { missing, .. } => format!(
+            "its core does not serve it ({})",
+            missing.first().map_or("", String::as_str)
+        ),
+        CoreVerdict::Unknown { reason } => format!("its core not checked: {}", summary(reason)),
+    });
+    if let Some(first) = r.undeclared_uses.first() {
+        parts.push(format!(
+            "{} use(s) api.toml does not declare (first: {first})",
+            r.undeclared_uses.len()
+        ));
+    }
+    for l in &r.layers {
+        parts.push(match l.findings.first() {
+            None => format!("{} in image {} works", l.layer, l.image),
+            Some(f) => format!("{} in image {} breaks: {f}", l.layer, l.image),
+        });
+    }
+    if !r.changes.is_empty() {
+        let list: Vec<String> = r.changes.iter().map(|c| c.line()).collect();
+        parts.push(format!("changes: {}", list.join("; ")));
+    } else {
+        parts.push("no changes from the baseline".into());
+    }
+    parts.push(match &r.smoke {
+        Smoke::Passed { summary } => format!("smoke passed ({summary})"),
+        Smoke::Failed { output } => format!("smoke FAILED: {}", first_line(output)),
+        Smoke::NotRun { reason } => format!("smoke not run ({reason})"),
+    });
+    parts.join("; ")
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// A several-line reason on one line: its first line and, when that ends in `:` (an error
+/// that follows), the last line of what follows (the error itself).
+fn summary(s: &str) -> String {
+    let first = first_line(s);
+    match (
+        first.strip_suffix(':'),
+        s.lines().skip(1).filter(|l| !l.trim().is_empty()).last(),
+    ) {
+        (Some(head), Some(last)) => format!("{head}: {}", last.trim()),
+        _ => first.to_owned(),
+    }
+}
+
+pub fn text(report: &Report) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("baseline: {}\n", report.baseline));
+    for p in &report.packages {
+        out.push_str(&format!(
+            "\n{} ({} listed, {} checked)\n",
+            p.package,
+            p.listed.len(),
+            p.releases.len()
+        ));
+        for r in &p.releases {
+            out.push_str(&format!("  {}: {}\n", r.version, release_summary(r)));
+        }
+    }
+    for i in &report.images {
+        out.push_str(&format!(
+            "\nimage {}: {} on {} {}\n",
+            i.image, i.strategy, i.package, i.version
+        ));
+        match &i.transition {
+            Some(s) => out.push_str(&format!(
+                "  transition: {} -> {}{}: {}\n",
+                i.strategy,
+                s.to,
+                at(&s.version),
+                s.reason
+            )),
+            None => out.push_str("  transition: none now\n"),
+        }
+        for b in &i.blocked {
+            out.push_str(&format!(
+                "  blocked: {}{}: {}\n",
+                b.to,
+                at(&b.version),
+                b.reason
+            ));
+        }
+        for b in &i.breaking {
+            out.push_str(&format!(
+                "  breaks: {}{}: {}\n",
+                b.to,
+                at(&b.version),
+                b.reason
+            ));
+        }
+    }
+    out
+}
+
+fn at(version: &Option<String>) -> String {
+    version
+        .as_ref()
+        .map_or(String::new(), |v| format!(" at {v}"))
+}
+
+/// Markdown table cells may not hold a `|` or a line break.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::from(
+        "| image | now | transition | blocked | newer releases that break it |\n|---|---|---|---|---|\n",
+    );
+    for i in &report.images {
+        let transition = i.transition.as_ref().map_or("none now".to_owned(), |s| {
+            format!(
+                "**{} → {}{}**: {}",
+                i.strategy,
+                s.to,
+                at(&s.version),
+                s.reason
+            )
+        });
+        let list = |steps: &[super::plan::Step]| {
+            if steps.is_empty() {
+                "—".to_owned()
+            } else {
+                steps
+                    .iter()
+                    .map(|b| format!("{}{}: {}", b.to, at(&b.version), b.reason))
+                    .collect::<Vec<_>>()
+                    .join("<br>")
+            }
+        };
+        out.push_str(&format!(
+            "| `{}` | {} on {} {} | {} | {} | {} |\n",
+            i.image,
+            i.strategy,
+            i.package,
+            i.version,
+            cell(&transition),
+            cell(&list(&i.blocked)),
+            cell(&list(&i.breaking))
+        ));
+    }
+    out.push_str("\n| package | release | verdict |\n|---|---|---|\n");
+    for p in &report.packages {
+        for r in &p.releases {
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                p.package,
+                r.version,
+                cell(&release_summary(r))
+            ));
+        }
+    }
+    out.push_str(&format!("\nBaseline: {}\n", cell(&report.baseline)));
+    out
+}
+
+/// `::notice` for a transition, `::warning` for a newer release that breaks the image, at
+/// the line of the image's `strategy` in `manifest` (the path as the workflow names it).
+pub fn github(report: &Report, manifest: &str) -> String {
+    // Workflow commands end at a line break and treat `%` specially: escape as GitHub does.
+    let esc = |s: &str| {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    };
+    let mut out = String::new();
+    for i in &report.images {
+        if let Some(s) = &i.transition {
+            out.push_str(&format!(
+                "::warning file={manifest},line={}::image {}: {} -> {}{} is possible: {}\n",
+                i.line,
+                i.image,
+                i.strategy,
+                s.to,
+                at(&s.version),
+                esc(&s.reason)
+            ));
+        }
+        for b in &i.breaking {
+            out.push_str(&format!(
+                "::warning file={manifest},line={}::image {}: {} {} would break it: {}\n",
+                i.line,
+                i.image,
+                i.package,
+                b.version.as_deref().unwrap_or(""),
+                esc(&b.reason)
+            ));
+        }
+    }
+    out
+}
+
+pub fn json(report: &Report) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn a_reason_that_ends_in_a_colon_keeps_its_error() {
+        let reason = "the native core m/store.so (`m.store`) does not import:\nTraceback\n  ...\nImportError: undefined symbol: cuGetErrorName\n";
+        assert_eq!(
+            summary(reason),
+            "the native core m/store.so (`m.store`) does not import: ImportError: undefined symbol: cuGetErrorName"
+        );
+        assert_eq!(summary("one line\nmore"), "one line");
+        assert_eq!(summary("ends:"), "ends:");
+    }
+}

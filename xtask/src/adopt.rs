@@ -1,0 +1,105 @@
+//! `cargo xtask adopt --image ID --strategy pin|check|overlay [--version V]`: moves an image
+//! to another strategy where watch's verdict allows it (else refuses, writing nothing, and
+//! says why), rewriting api.toml (toml_edit; a pin records its release's wheel hashes) and
+//! regenerating every output as one change, the image's Dockerfile region renamed in place.
+//! The decision and the edit are `mooncake_sos_upstream::watch::adopt`.
+
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::ManifestArg;
+use crate::upstream::WatchArgs;
+use mooncake_sos_codegen::sync::Rename;
+use mooncake_sos_upstream::watch::{self, adopt::Target};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Strategy {
+    Pin,
+    Check,
+    Overlay,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The image, as `[image.<ID>]` names it.
+    #[arg(long, value_name = "ID")]
+    image: String,
+    #[arg(long, value_enum)]
+    strategy: Strategy,
+    /// For pin: the release (default: the one watch proposes).
+    #[arg(long, value_name = "VERSION")]
+    version: Option<String>,
+    #[command(flatten)]
+    watch: WatchArgs,
+    #[command(flatten)]
+    manifest: ManifestArg,
+}
+
+pub fn run(args: &Args) -> Result {
+    let manifest = args.manifest.load()?;
+    let api = &manifest.api;
+    let Some(image) = api.images.iter().find(|i| i.id == args.image) else {
+        return Err(BadInput(format!(
+            "{}: error: no [image.{}]",
+            manifest.display, args.image
+        )));
+    };
+    let (report, _) = args.watch.run(&manifest)?;
+    let plan = report.images.iter().find(|p| p.image == args.image);
+    let target = match args.strategy {
+        Strategy::Check => Target::Check,
+        Strategy::Overlay => Target::Overlay,
+        Strategy::Pin => {
+            let proposed = plan
+                .and_then(|p| p.transition.as_ref())
+                .filter(|s| s.to == "pin")
+                .and_then(|s| s.version.clone());
+            match args.version.clone().or(proposed) {
+                Some(version) => Target::Pin { version },
+                None => {
+                    println!(
+                        "adopt: refused: watch proposes no release to pin image `{}`; name one with --version; nothing written",
+                        args.image
+                    );
+                    return Ok(Outcome::Failed);
+                }
+            }
+        }
+    };
+    let why = match watch::adopt::decide(api, &report, &args.image, &target) {
+        Ok(why) => why,
+        Err(why) => {
+            println!(
+                "adopt: refused: image `{}` -> {}: {why}; nothing written",
+                args.image,
+                target.strategy()
+            );
+            return Ok(Outcome::Failed);
+        }
+    };
+    let package = watch::package_of(&image.layer).to_owned();
+    let wheels = match &target {
+        Target::Pin { version } => args.watch.index()?.release_files(&package, version)?,
+        _ => Vec::new(),
+    };
+    let from = image.layer.strategy();
+    let renames = [Rename {
+        file: image.dockerfile.as_str().to_owned(),
+        from: from.to_owned(),
+        to: target.strategy().to_owned(),
+    }];
+    let outcome = manifest.edit_renaming(
+        "adopt",
+        |text| watch::adopt::edit(text, &args.image, &target, &package, &wheels),
+        &renames,
+    )?;
+    println!(
+        "adopt: image `{}`: {from} -> {}{}: {why}",
+        args.image,
+        target.strategy(),
+        match &target {
+            Target::Pin { version } =>
+                format!(" at {version} ({} wheel hashes recorded)", wheels.len()),
+            _ => String::new(),
+        }
+    );
+    Ok(outcome)
+}

@@ -1,0 +1,349 @@
+//! `cargo xtask watch` over a loopback PEP 503 index serving the real wheels (non-cuda
+//! 0.3.11.post1 / 0.3.12.post1 / 0.3.13.post1, cuda13 0.3.11.post1 / 0.3.12.post1 / 0.3.14):
+//! 0.3.11.post1 lacks the API, 0.3.12.post1 carries it, 0.3.14 breaks a one-file overlay.
+//! One online run fills a cache the other tests read with `--offline`.
+
+use crate::common::cores::{cuda13_libs, cuda13_wheel};
+use crate::common::{Run, Sandbox, XTASK};
+use mooncake_sos_testkit::{SimpleIndex, env_path, wheel};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn all_wheels() -> Vec<PathBuf> {
+    let mut wheels: Vec<PathBuf> = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"]
+        .iter()
+        .map(|v| wheel(v))
+        .collect();
+    wheels.push(cuda13_wheel("0.3.11.post1"));
+    wheels.push(cuda13_wheel("0.3.12.post1"));
+    let other = env_path("MC_TEST_OTHER_WHEELS");
+    let w314 = std::fs::read_dir(&other)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().contains("cuda13-0.3.14-"))
+        .expect("the cuda13 0.3.14 wheel in MC_TEST_OTHER_WHEELS");
+    wheels.push(w314);
+    wheels
+}
+
+/// `xtask watch --manifest <sandbox>/api.toml --watch-cache CACHE ARGS` (cuda13 cores load
+/// with the CUDA 13 runtime and the driver stub).
+pub fn watch(sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
+    command("watch", sandbox, cache, args)
+}
+
+/// `xtask COMMAND ...` as [`watch`] runs it.
+pub fn command(name: &str, sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new(XTASK);
+    cmd.arg(name)
+        .arg("--manifest")
+        .arg(sandbox.manifest())
+        .arg("--watch-cache")
+        .arg(cache)
+        .arg("--lib-dir")
+        .arg(cuda13_libs())
+        .args(args)
+        .current_dir(sandbox.root());
+    Run::from(cmd.output().expect("run xtask"))
+}
+
+pub struct Online {
+    /// The index the run read, kept serving: `adopt` reads its pages (the cache is keyed by
+    /// its URL).
+    #[expect(dead_code, reason = "held only to keep the server running")]
+    pub index: SimpleIndex,
+    pub url: String,
+    pub sandbox: Sandbox,
+    pub cache: tempfile::TempDir,
+    pub run: Run,
+    pub json: Value,
+}
+
+/// The one online run: every release downloaded into a fresh cache.
+pub fn online() -> &'static Online {
+    static ONLINE: OnceLock<Online> = OnceLock::new();
+    ONLINE.get_or_init(|| {
+        let index = SimpleIndex::serve(&all_wheels());
+        let sandbox = Sandbox::new();
+        let cache = tempfile::tempdir().unwrap();
+        let run = watch(
+            &sandbox,
+            cache.path(),
+            &["--json", "--index-url", &index.url],
+        );
+        let json =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"));
+        // pip listed and downloaded through the index.
+        let requests = index.server.requests();
+        let index = index;
+        assert!(
+            requests
+                .iter()
+                .any(|r| r == "/simple/mooncake-transfer-engine-cuda13/"),
+            "{requests:?}"
+        );
+        assert_eq!(
+            requests.iter().filter(|r| r.starts_with("/files/")).count(),
+            6,
+            "{requests:?}"
+        );
+        Online {
+            url: index.url.clone(),
+            index,
+            sandbox,
+            cache,
+            run,
+            json,
+        }
+    })
+}
+
+pub fn release<'a>(json: &'a Value, package: &str, version: &str) -> &'a Value {
+    json["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["package"] == package)
+        .and_then(|p| {
+            p["releases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["version"] == version)
+        })
+        .unwrap_or_else(|| panic!("no {package} {version} in {json:#}"))
+}
+
+pub const CUDA13: &str = "mooncake-transfer-engine-cuda13";
+pub const NON_CUDA: &str = "mooncake-transfer-engine-non-cuda";
+
+#[test]
+fn every_release_gets_a_verdict_and_the_pin_sees_the_release_that_would_break_it() {
+    let Online { run, json, .. } = online();
+    assert_eq!(run.code, Some(1), "a transition is possible: {run:?}");
+    let versions = |package: &str| -> Vec<String> {
+        json["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["package"] == package)
+            .unwrap()["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["version"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(versions(CUDA13), ["0.3.11.post1", "0.3.12.post1", "0.3.14"]);
+    assert_eq!(
+        versions(NON_CUDA),
+        ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"]
+    );
+
+    // 0.3.11.post1 breaks the contract: it lacks the API.
+    let old = release(json, CUDA13, "0.3.11.post1");
+    assert_eq!(old["carries_api"], false);
+    assert!(
+        old["api_mismatches"][0]
+            .as_str()
+            .unwrap()
+            .contains("FieldSchema: missing"),
+        "{old:#}"
+    );
+    // 0.3.12.post1 carries it, its own core serves it, and it works as a one-file overlay.
+    let good = release(json, CUDA13, "0.3.12.post1");
+    assert_eq!(good["carries_api"], true);
+    assert_eq!(good["core"]["verdict"], "serves", "{good:#}");
+    // The module alone over the base's wheel (what an overlay would do) works too.
+    assert_eq!(good["layers"][0]["layer"], "one-file overlay", "{good:#}");
+    assert_eq!(
+        good["layers"][0]["base"],
+        "mooncake-transfer-engine-cuda13 0.3.11.post1"
+    );
+    assert_eq!(good["layers"][0]["works"], true, "{good:#}");
+    // 0.3.14: its sibling modules break a one-file overlay, and it changes `get`.
+    let new = release(json, CUDA13, "0.3.14");
+    assert_eq!(new["layers"][0]["works"], false, "{new:#}");
+    assert!(
+        new["layers"][0]["findings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("mooncake/structured_object_store.py:27: sibling mooncake._partial_read: expected the module in the image"),
+        "{new:#}"
+    );
+    let changes: Vec<String> = new["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {} {}", c["subject"], c["change"], c["detail"]))
+        .collect();
+    assert!(
+        changes.contains(
+            &r#""MooncakeBundleTransfer.get" "added" "keyword-only parameter batch_slices=None""#
+                .to_owned()
+        ),
+        "{changes:?}"
+    );
+    // 0.3.13.post1 changes the default chunk size the consumer relies on.
+    let n13 = release(json, NON_CUDA, "0.3.13.post1");
+    assert!(
+        n13["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["subject"] == "DEFAULT_BUNDLE_CHUNK_BYTES"
+                && c["detail"] == "512 * 1024**2 -> 64 * 1024**2"),
+        "{n13:#}"
+    );
+
+    // The checkout's CUDA image pins 0.3.12.post1: check is blocked (the base ships
+    // 0.3.11.post1), and 0.3.14 would break the pin.
+    let cuda = &json["images"][0];
+    assert_eq!(cuda["image"], "cuda");
+    assert_eq!(cuda["strategy"], "pin");
+    assert_eq!(cuda["version"], "0.3.12.post1");
+    assert!(cuda["transition"].is_null(), "{cuda:#}");
+    assert_eq!(cuda["blocked"][0]["to"], "check");
+    assert!(
+        cuda["blocked"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"),
+        "{cuda:#}"
+    );
+    assert_eq!(cuda["breaking"][0]["version"], "0.3.14", "{cuda:#}");
+    assert_eq!(cuda["breaking"].as_array().unwrap().len(), 1, "{cuda:#}");
+    let rocm = &json["images"][1];
+    assert_eq!(rocm["strategy"], "fill");
+    assert!(rocm["transition"].is_null(), "{rocm:#}");
+}
+
+/// The checkout's sandbox with the CUDA image moved back to an overlay of the pinned module.
+pub fn overlay_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.edit("api.toml", "strategy = \"pin\"", "strategy = \"overlay\"");
+    sandbox.edit("api.toml", "pin_version = \"0.3.12.post1\"\n", "");
+    sandbox
+}
+
+#[test]
+fn an_overlay_may_move_to_a_pin_at_0_3_12_post1_and_every_other_step_says_why_not() {
+    let online = online();
+    let sandbox = overlay_sandbox();
+    let run = watch(
+        &sandbox,
+        online.cache.path(),
+        &["--json", "--offline", "--index-url", &online.url],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let cuda = &json["images"][0];
+    assert_eq!(cuda["strategy"], "overlay");
+    assert_eq!(cuda["transition"]["to"], "pin");
+    assert_eq!(cuda["transition"]["version"], "0.3.12.post1");
+    let blocked: Vec<String> = cuda["blocked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| format!("{} {} {}", b["to"], b["version"], b["reason"]))
+        .collect();
+    assert!(
+        blocked[0].starts_with(r#""check" "0.3.11.post1" "the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"#),
+        "{blocked:?}"
+    );
+    assert!(
+        blocked
+            .iter()
+            .any(|b| b
+                .starts_with(r#""pin" "0.3.14" "its module uses what api.toml does not declare"#)),
+        "{blocked:?}"
+    );
+    assert_eq!(
+        blocked.len(),
+        3,
+        "check, pin at 0.3.11.post1, pin at 0.3.14: {blocked:?}"
+    );
+    // Over the overlay's base, 0.3.12.post1's module works alone; 0.3.14's needs sibling
+    // modules the base lacks.
+    let good = release(&json, CUDA13, "0.3.12.post1");
+    assert_eq!(good["layers"][0]["layer"], "one-file overlay", "{good:#}");
+    assert_eq!(good["layers"][0]["works"], true, "{good:#}");
+    let new = release(&json, CUDA13, "0.3.14");
+    assert_eq!(new["layers"][0]["works"], false);
+    assert!(
+        new["layers"][0]["findings"][0]
+            .as_str()
+            .unwrap()
+            .contains("sibling mooncake._partial_read"),
+        "{new:#}"
+    );
+}
+
+#[test]
+fn offline_repeats_the_online_report_from_the_cache_alone() {
+    let online = online();
+    // No index at all: a URL nothing listens on.
+    let run = watch(
+        &online.sandbox,
+        online.cache.path(),
+        &[
+            "--json",
+            "--offline",
+            "--index-url",
+            "http://127.0.0.1:9/simple/",
+        ],
+    );
+    // The cache is keyed by index: the offline run names the online one's.
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains("--offline: the cache has no listing"),
+        "{run:?}"
+    );
+    let run = watch(
+        &online.sandbox,
+        online.cache.path(),
+        &["--json", "--offline", "--index-url", &online.url],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        run.stdout, online.run.stdout,
+        "offline = online, byte for byte"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let run = watch(&online.sandbox, empty.path(), &["--offline"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("mooncake-transfer-engine-cuda13: error: --offline: the cache has no listing of this package"),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "", "no partial output");
+}
+
+#[test]
+fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
+    // Only releases without the API for the overlay's package: no transition.
+    let index = SimpleIndex::serve(&[cuda13_wheel("0.3.11.post1"), wheel("0.3.12.post1")]);
+    let sandbox = Sandbox::new();
+    let cache = tempfile::tempdir().unwrap();
+    let run = watch(&sandbox, cache.path(), &["--index-url", &index.url]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains("image cuda: pin on mooncake-transfer-engine-cuda13 0.3.12.post1\n  transition: none now\n"), "{run:?}");
+    drop(index);
+
+    // An index that answers 404 to everything.
+    let empty = mooncake_sos_testkit::FileServer::start(Vec::new());
+    let url = format!("{}/simple/", empty.base_url);
+    let run = watch(&sandbox, cache.path(), &["--json", "--index-url", &url]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "\nmooncake-transfer-engine-cuda13: error: pip, listing its releases, failed"
+        ),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, "", "no partial output");
+}

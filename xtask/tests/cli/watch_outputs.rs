@@ -1,0 +1,103 @@
+//! `cargo xtask watch`'s outputs from watch.rs's cache: the formats, and the consumer's
+//! scenarios run on each release (`--smoke`).
+
+use crate::watch::{CUDA13, NON_CUDA, online, overlay_sandbox, release, watch};
+use mooncake_sos_testkit::env_path;
+use serde_json::Value;
+
+#[test]
+fn markdown_github_and_text_carry_the_same_verdicts() {
+    let online = online();
+    let sandbox = overlay_sandbox();
+    let offline = |format: &str| {
+        let run = watch(
+            &sandbox,
+            online.cache.path(),
+            &[format, "--offline", "--index-url", &online.url],
+        );
+        assert_eq!(run.code, Some(1), "{run:?}");
+        run.stdout
+    };
+    // The annotation points at the cuda image's `strategy` line in api.toml.
+    let manifest = sandbox.read("api.toml");
+    let line = manifest
+        .lines()
+        .position(|l| l == "strategy = \"overlay\"")
+        .unwrap()
+        + 1;
+    let github = offline("--github");
+    // The path as the run names it: relative to its working directory (the checkout's root).
+    let want = format!(
+        "::warning file=api.toml,line={line}::image cuda: overlay -> pin at 0.3.12.post1 is possible: "
+    );
+    assert!(github.starts_with(&want), "{github}\nwant {want}");
+    assert_eq!(github.lines().count(), 1, "{github}");
+
+    let markdown = offline("--markdown");
+    let lines: Vec<&str> = markdown.lines().collect();
+    assert_eq!(
+        lines[0],
+        "| image | now | transition | blocked | newer releases that break it |"
+    );
+    assert!(
+        lines[2].starts_with("| `cuda` | overlay on mooncake-transfer-engine-cuda13 0.3.11.post1 | **overlay → pin at 0.3.12.post1**"),
+        "{markdown}"
+    );
+    // Every row has its five cells: no `|` inside a reason escapes its cell.
+    for row in &lines[2..4] {
+        assert_eq!(
+            row.matches(" | ").count() - row.matches("\\|").count(),
+            4,
+            "{row}"
+        );
+    }
+
+    let text = offline("--timings");
+    assert!(
+        text.contains("  0.3.14: carries the API; its core not checked")
+            || text.contains("  0.3.14: carries the API; its core"),
+        "{text}"
+    );
+    assert!(
+        text.contains("image cuda: overlay on mooncake-transfer-engine-cuda13 0.3.11.post1\n  transition: overlay -> pin at 0.3.12.post1: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_smoke_runs_the_consumers_scenarios_on_each_release_that_runs_here() {
+    let online = online();
+    let deps = env_path("MC_TEST_WHEELS");
+    let run = watch(
+        &online.sandbox,
+        online.cache.path(),
+        &[
+            "--json",
+            "--offline",
+            "--index-url",
+            &online.url,
+            "--smoke",
+            "--smoke-deps",
+            deps.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    for version in ["0.3.12.post1", "0.3.13.post1"] {
+        let r = release(&json, NON_CUDA, version);
+        assert_eq!(r["smoke"]["verdict"], "passed", "{r:#}");
+        assert!(
+            r["smoke"]["summary"]
+                .as_str()
+                .unwrap()
+                .contains(" 0 failed"),
+            "{r:#}"
+        );
+    }
+    // Without the API there is nothing to run; 0.3.14's core does not load on this machine's
+    // driver stub: not run, and never reported as passed.
+    let old = release(&json, NON_CUDA, "0.3.11.post1");
+    assert_eq!(old["smoke"]["verdict"], "not_run", "{old:#}");
+    let new = release(&json, CUDA13, "0.3.14");
+    assert_eq!(new["smoke"]["verdict"], "not_run", "{new:#}");
+}
