@@ -247,11 +247,12 @@ fn self_referring_names_do_not_hang() {
 
 /// A class deriving from an API class: calls on its instances, on `self` and on `super()` in
 /// it reach the API class's declarations (they used to pass unchecked); what it defines
-/// itself (methods, class attributes, `self.x`) is not the API's, and an own `__init__` takes
-/// what it likes.
+/// itself (methods, class attributes, `self.x`) is not the API's, and an own `__init__` (or
+/// one a decorator such as `@dataclass` may write) takes what it likes.
 #[test]
 fn subclasses_of_api_classes_are_checked() {
-    let text = "from mooncake.structured_object_store import MooncakeBundleTransfer as MBT
+    let text =
+        "from mooncake.structured_object_store import MooncakeBundleTransfer as MBT, FieldSchema
 class My(MBT):
     limit = 3
     def go(self):
@@ -270,6 +271,10 @@ n.put({}, bad_c=True)
 class Plain:
     def f(self):
         self.put({}, not_api=1)
+@dataclass
+class F(FieldSchema):
+    extra: int = 0
+F(\"ndarray\", extra=1).extra
 ";
     let lines = failures(text);
     let expect = [

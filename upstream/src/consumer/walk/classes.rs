@@ -93,7 +93,11 @@ impl<'a> Walk<'a, '_> {
             return;
         };
         if !self.subclasses.contains_key(&name) {
-            let own = defined(&c.body);
+            let mut own = defined(&c.body);
+            // A decorator (`@dataclass` over a FieldSchema subclass) may write `__init__`.
+            if !c.decorator_list.is_empty() {
+                own.insert("__init__".into());
+            }
             self.subclasses.insert(name.clone(), Subclass { base, own });
             self.changed = true;
         }
