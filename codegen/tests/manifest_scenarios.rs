@@ -207,6 +207,12 @@ fn bad_scenarios_are_located() {
         ),
         (
             "value = \"7\"",
+            "value = \"['\\\\ud800']\"",
+            "value = |\"['\\\\ud800']\"",
+            "a lone surrogate",
+        ),
+        (
+            "value = \"7\"",
             "value = \"7  # seven\"",
             "value = |\"7  # seven\"",
             "text follows it",
@@ -304,5 +310,24 @@ fn the_64_bit_range_ends_are_values() {
     ] {
         let text = edit("value = \"7\"", &format!("value = \"{value}\""));
         assert_eq!(load_str("api.toml", &text).is_ok(), ok, "{value}");
+    }
+}
+
+/// A U+FFFD the value spells itself (escaped or as is) is text; a lone surrogate, which the
+/// parser turned into U+FFFD silently, is refused (in the bad cases above).
+#[test]
+fn a_spelt_replacement_character_is_text() {
+    for value in [
+        "['\\\\ufffd']",
+        "['\u{FFFD}']",
+        "['\\\\N{REPLACEMENT CHARACTER}']",
+    ] {
+        let text = edit("value = \"7\"", &format!("value = \"{value}\""));
+        let api = load_str("api.toml", &text);
+        assert!(
+            api.is_ok(),
+            "{value}: {:?}",
+            api.err().map(|d| d.to_string())
+        );
     }
 }

@@ -68,7 +68,29 @@ pub enum PyData {
 /// calls, operators, tuples, sets, bytes, f-strings) is an error.
 pub fn parse_data(text: &str) -> Result<PyData, String> {
     let parsed = whole_expression(text.trim(), "literal")?;
-    data(parsed.expr(), 0)
+    let value = data(parsed.expr(), 0)?;
+    // The parser turns a lone surrogate (`'\ud800'`) into U+FFFD: the value would change
+    // silently. A U+FFFD the text spells itself is kept.
+    let spelt = text.contains('\u{FFFD}')
+        || text.to_ascii_lowercase().contains("fffd")
+        || text.contains("\\N{");
+    if !spelt && value.has_replacement_char() {
+        return Err("a lone surrogate (\\ud800-\\udfff) is not text a run can pass".into());
+    }
+    Ok(value)
+}
+
+impl PyData {
+    fn has_replacement_char(&self) -> bool {
+        match self {
+            PyData::Str(s) => s.contains('\u{FFFD}'),
+            PyData::List(items) => items.iter().any(PyData::has_replacement_char),
+            PyData::Dict(items) => items
+                .iter()
+                .any(|(k, v)| k.contains('\u{FFFD}') || v.has_replacement_char()),
+            _ => false,
+        }
+    }
 }
 
 /// Nesting deeper than this is an error, not a stack overflow.
