@@ -1,6 +1,8 @@
 //! Every kind of bad manifest gives a located error naming the offending text.
 //! Each case mutates the repository's own api.toml, so the cases track the real manifest.
 
+mod common;
+
 use mooncake_sos_codegen::load_str;
 
 const API: &str = include_str!("../../api.toml");
@@ -524,13 +526,6 @@ const CASES: &[Case] = &[
     ),
 ];
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
-}
-
 #[test]
 fn every_bad_manifest_is_located() {
     assert!(CASES.len() >= 25);
@@ -558,7 +553,7 @@ fn every_bad_manifest_is_located() {
             ));
             continue;
         };
-        let (line, col) = line_col(&text, offset);
+        let (line, col) = common::line_col(&text, offset);
         let want = format!("api.toml:{line}:{col}");
         let rendered = diags.to_string();
         let first = &diags.0[0];

@@ -3,6 +3,8 @@
 //! (`[[upstream.file]]`). Valid declarations reach the model; bad ones are located errors.
 //! Each case edits the repository's own api.toml.
 
+mod common;
+
 use mooncake_sos_codegen::load_str;
 use mooncake_sos_codegen::model::{CoreSource, ImageCore, UpstreamFile};
 
@@ -24,19 +26,10 @@ fn file(path: &str, sha256: &str) -> String {
 
 /// The first error of `text`: its `line:col` and message; `at` is where it must point.
 fn error_at(text: &str, at: &str, message: &str) {
-    let diags = load_str("api.toml", text).expect_err("accepted");
     let offset = text
         .find(at)
         .unwrap_or_else(|| panic!("{at:?} not in the text"));
-    let line = text[..offset].matches('\n').count() + 1;
-    let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
-    let first = &diags.0[0];
-    assert_eq!(
-        first.location(),
-        format!("api.toml:{line}:{col}"),
-        "{diags}"
-    );
-    assert!(first.message.contains(message), "want {message:?}: {diags}");
+    common::first_error_at(text, offset, message);
 }
 
 #[test]

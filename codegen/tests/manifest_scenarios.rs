@@ -1,6 +1,8 @@
 //! `[[scenario]]`: the consumer's calls with its values. The real ones reach the model as
 //! written; every bad one is a located error. Each case edits the repository's own api.toml.
 
+mod common;
+
 use mooncake_sos_codegen::load_str;
 use mooncake_sos_codegen::model::PyData;
 
@@ -9,7 +11,6 @@ const API: &str = include_str!("../../api.toml");
 /// The first error of `text`: where it points (`at`, first occurrence; a `|` marks the exact
 /// spot) and its message.
 fn error_at(text: &str, at: &str, message: &str) {
-    let diags = load_str("api.toml", text).expect_err("accepted");
     let (anchor, bar) = match at.split_once('|') {
         Some((before, after)) => (format!("{before}{after}"), before.len()),
         None => (at.to_string(), 0),
@@ -18,15 +19,7 @@ fn error_at(text: &str, at: &str, message: &str) {
         .find(&anchor)
         .unwrap_or_else(|| panic!("{at:?} not in the text"))
         + bar;
-    let line = text[..offset].matches('\n').count() + 1;
-    let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
-    let first = &diags.0[0];
-    assert_eq!(
-        first.location(),
-        format!("api.toml:{line}:{col}"),
-        "{message}: {diags}"
-    );
-    assert!(first.message.contains(message), "want {message:?}: {diags}");
+    common::first_error_at(text, offset, message);
 }
 
 /// api.toml with the first `find` replaced.

@@ -3,6 +3,8 @@
 //! the model with the image's native core; bad ones are located errors. Each case puts its own
 //! `[image.cuda]` and `[[release]]` tables into the repository's api.toml.
 
+mod common;
+
 use mooncake_sos_codegen::load_str;
 use mooncake_sos_codegen::model::{CoreSource, ImageCore, Layer, Release, Wheel};
 
@@ -53,7 +55,6 @@ fn release(version: &str, wheels: &[(&str, &str)]) -> String {
 /// The first error of `text`: at the first occurrence of `at` (after `after`, if given),
 /// saying `message`.
 fn error_at(text: &str, after: &str, at: &str, message: &str) {
-    let diags = load_str("api.toml", text).expect_err("accepted");
     let from = text
         .find(after)
         .unwrap_or_else(|| panic!("{after:?} not in the text"));
@@ -61,15 +62,7 @@ fn error_at(text: &str, after: &str, at: &str, message: &str) {
         + text[from..]
             .find(at)
             .unwrap_or_else(|| panic!("{at:?} not in the text"));
-    let line = text[..offset].matches('\n').count() + 1;
-    let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
-    let first = &diags.0[0];
-    assert_eq!(
-        first.location(),
-        format!("api.toml:{line}:{col}"),
-        "{diags}"
-    );
-    assert!(first.message.contains(message), "want {message:?}: {diags}");
+    common::first_error_at(text, offset, message);
 }
 
 #[test]
