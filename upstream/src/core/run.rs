@@ -66,14 +66,10 @@ pub fn bounded(
 /// SIGKILL to the process group led by `pid` (made with `process_group(0)`); called only while
 /// the leader is unreaped, so the group id cannot name anyone else's processes.
 fn kill_group(pid: u32) {
-    unsafe extern "C" {
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    const SIGKILL: i32 = 9;
-    if let Ok(pid) = i32::try_from(pid) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: kill(2) on a group this process created; an already empty group is ESRCH.
         unsafe {
-            kill(-pid, SIGKILL);
+            libc::kill(-pid, libc::SIGKILL);
         }
     }
 }
