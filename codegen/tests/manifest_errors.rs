@@ -399,6 +399,20 @@ const CASES: &[Case] = &[
         "invalid shim module",
     ),
     case(
+        "shim named like a standard-library module",
+        "module = \"mooncake_sos\"",
+        "module = \"os\"",
+        "module = |\"os\"",
+        "is a Python standard-library module",
+    ),
+    case(
+        "shim named like the upstream package",
+        "module = \"mooncake_sos\"",
+        "module = \"mooncake\"",
+        "module = |\"mooncake\"",
+        "the upstream package's own name",
+    ),
+    case(
         "shell in the upstream path",
         "path = \"mooncake-wheel/mooncake/structured_object_store.py\"",
         "path = 'x\"; touch pwned; echo \".py'",
