@@ -117,6 +117,14 @@ pub fn is_kebab(s: &str) -> bool {
         })
 }
 
+/// `sys.stdlib_module_names` of CPython 3.11, one per line (top-level names only).
+const STDLIB_MODULE_NAMES: &str = include_str!("../../data/stdlib_module_names.txt");
+
+/// Whether `name` is a top-level module of Python's standard library.
+pub fn is_stdlib_module(name: &str) -> bool {
+    STDLIB_MODULE_NAMES.lines().any(|line| line == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,12 +187,4 @@ mod tests {
         assert!(is_dotted_name("mooncake.store"));
         assert!(!is_dotted_name("mooncake..store"));
     }
-}
-
-/// `sys.stdlib_module_names` of CPython 3.11, one per line (top-level names only).
-const STDLIB_MODULE_NAMES: &str = include_str!("../../data/stdlib_module_names.txt");
-
-/// Whether `name` is a top-level module of Python's standard library.
-pub fn is_stdlib_module(name: &str) -> bool {
-    STDLIB_MODULE_NAMES.lines().any(|line| line == name)
 }
