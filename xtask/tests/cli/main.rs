@@ -16,6 +16,7 @@ mod layering;
 mod leftover_regions;
 mod line_endings;
 mod manifest_lock;
+mod manifest_paths;
 mod matrix;
 mod regen;
 mod verify;
