@@ -44,14 +44,8 @@ impl Validator<'_> {
     }
 
     fn path(&mut self, value: &S<String>, what: &str) -> RelPath {
-        RelPath::new(value.get_ref()).unwrap_or_else(|| {
-            self.error(
-                value,
-                format!(
-                    "{what} {:?} is outside the repository: give a relative path without `..`",
-                    value.get_ref()
-                ),
-            );
+        RelPath::parse(value.get_ref()).unwrap_or_else(|why| {
+            self.error(value, format!("{what} {:?}: {why}", value.get_ref()));
             RelPath::new("invalid").expect("literal is a valid path")
         })
     }
