@@ -13,6 +13,7 @@ pub mod core;
 pub mod default_expr;
 pub mod extract;
 pub mod fetch;
+pub mod fix;
 pub mod matrix;
 pub mod nesting;
 pub mod pin;

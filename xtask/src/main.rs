@@ -15,6 +15,7 @@ mod regen;
 mod upstream;
 mod verify;
 mod verify_consumer;
+mod verify_fix;
 mod verify_python;
 mod verify_surface;
 mod watch;

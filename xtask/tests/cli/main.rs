@@ -21,6 +21,7 @@ mod matrix;
 mod regen;
 mod verify;
 mod verify_consumer;
+mod verify_fix;
 mod verify_images;
 mod verify_surface;
 mod watch;
