@@ -7,6 +7,7 @@
 //! [`surface`] derives what the module uses of the native core and of its package and checks it
 //! against the manifest's `[[native]]` and `[[sibling]]` declarations.
 
+pub mod bounded;
 pub mod check;
 pub mod consumer;
 pub mod core;

@@ -296,21 +296,20 @@ impl Index {
         }
     }
 
-    fn run(&self, cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
-        let work = tempfile::Builder::new()
-            .prefix("mooncake-sos-pip-")
-            .tempdir()
-            .map_err(|e| {
-                LoadError::new(label, format!("cannot make a temporary directory: {e}"))
-            })?;
-        let done =
-            bounded(cmd, work.path(), "pip", Instant::now() + self.timeout).map_err(|e| {
-                let why = match e {
-                    StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
-                    StepError::Failed(m) => m,
-                };
-                LoadError::new(label, format!("pip, {doing}: {why}"))
-            })?;
+    fn run(&self, mut cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
+        // pip's own temporary files go in a scratch directory, so they go with it on every
+        // path (and a killed run's are swept at the next start).
+        let work = crate::bounded::scratch("pip").map_err(|e| {
+            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
+        })?;
+        cmd.env("TMPDIR", work.path());
+        let done = bounded(cmd, Instant::now() + self.timeout).map_err(|e| {
+            let why = match e {
+                StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
+                StepError::Failed(m) => m,
+            };
+            LoadError::new(label, format!("pip, {doing}: {why}"))
+        })?;
         if !done.status.success() {
             return Err(LoadError::new(
                 label,

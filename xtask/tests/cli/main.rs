@@ -9,6 +9,7 @@ mod adopt;
 mod all_or_nothing;
 mod bump;
 mod checkouts;
+mod children;
 mod core_bad_input;
 mod core_surface;
 mod hostile_inputs;
