@@ -14,6 +14,7 @@ pub mod core;
 pub mod default_expr;
 pub mod extract;
 pub mod fetch;
+pub mod isolate;
 pub mod matrix;
 pub mod nesting;
 pub mod pin;

@@ -5,6 +5,7 @@
 use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, WheelInfo};
 use super::run::{Finished, StepError, bounded, tail};
 use super::wheel::{WheelCore, inspect};
+use crate::isolate::Isolation;
 use crate::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,8 @@ pub struct Reader {
     pub lib_dirs: Vec<PathBuf>,
     /// Bound on making the venv, installing and importing, together.
     pub timeout: Duration,
+    /// Where the import (the wheel's code) runs.
+    pub isolation: Isolation,
 }
 
 /// Whether a surface came from the cache.
@@ -38,13 +41,14 @@ pub enum Origin {
 }
 
 impl Reader {
-    /// `python3`, no cache, 120 s.
+    /// `python3`, no cache, 120 s, unisolated (the command line chooses isolation).
     pub fn new() -> Reader {
         Reader {
             python: PathBuf::from("python3"),
             cache_dir: None,
             lib_dirs: Vec::new(),
             timeout: Duration::from_secs(120),
+            isolation: Isolation::Unisolated,
         }
     }
 
@@ -126,6 +130,7 @@ impl Reader {
             .arg(&core.module)
             .current_dir(work.path())
             .env("LD_LIBRARY_PATH", self.library_path());
+        let run = self.isolation.command(&run, work.path());
         let done =
             bounded(run, deadline).map_err(|e| self.step_error(core, "importing the core", e))?;
         if done.status.code() == Some(IMPORT_FAILED) {

@@ -29,6 +29,8 @@ pub struct Smoker {
     pub timeout: Duration,
     /// Verdicts are kept here by wheel and shim.
     pub cache_dir: PathBuf,
+    /// Where the smoke (the wheel's code) runs.
+    pub isolation: crate::isolate::Isolation,
 }
 
 impl Smoker {
@@ -124,6 +126,7 @@ impl Smoker {
                 std::env::join_paths(paths).unwrap_or_default(),
             )
             .env("MC_TCP_BIND_ADDRESS", "127.0.0.1");
+        let run = self.isolation.command(&run, work.path());
         match bounded(run, deadline) {
             Err(StepError::TimedOut) => {
                 not_run(format!("no verdict within {} s", self.timeout.as_secs()))

@@ -13,6 +13,7 @@ mod children;
 mod core_bad_input;
 mod core_surface;
 mod hostile_inputs;
+mod isolation;
 mod layering;
 mod leftover_regions;
 mod line_endings;
