@@ -6,6 +6,7 @@
 //! (an interrupted run resumes at the first release not in the cache), every wheel is
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
+use super::links;
 use crate::core::run::{StepError, bounded, tail};
 use crate::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
 use crate::version::{Release, compare};
@@ -117,6 +118,7 @@ impl Index {
                 "--offline: this release's wheel is not in the cache; run watch online once",
             ));
         }
+        let listed = links::vetted_page(self.url.as_deref(), package, &label, self.timeout)?;
         // pip keeps what it finished in its --dest and skips it next time: an interrupted
         // run resumes here.
         let partial = self
@@ -134,6 +136,21 @@ impl Index {
         let file = only_wheel(&partial, package, version)
             .ok_or_else(|| LoadError::new(&label, "pip download left no wheel of this release"))?;
         let wheel = self.keep(package, version, &partial.join(&file), &file)?;
+        // What pip fetched is the file the checked page lists (when it gives a hash).
+        if let Some(want) = listed
+            .as_deref()
+            .and_then(|page| links::listed_sha256(page, &file))
+            && want != wheel.sha256
+        {
+            let _ = std::fs::remove_dir_all(wheel.path.parent().unwrap_or(&wheel.path));
+            return Err(LoadError::new(
+                &label,
+                format!(
+                    "{file} has sha256 {}, the index page lists {want}",
+                    wheel.sha256
+                ),
+            ));
+        }
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, json.as_bytes(), &label)?;
         let _ = std::fs::remove_dir_all(&partial);

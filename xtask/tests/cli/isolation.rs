@@ -98,3 +98,63 @@ fn with_no_isolation_working_the_command_refuses_naming_the_flag() {
          --unisolated runs it on this host instead\n"
     );
 }
+
+#[test]
+fn a_link_to_another_host_on_the_index_page_is_refused_with_its_url() {
+    use crate::common::cores::cuda13_wheel;
+    use crate::common::{Run, Sandbox, XTASK};
+    let wheels = [
+        cuda13_wheel("0.3.12.post1"),
+        mooncake_sos_testkit::wheel("0.3.12.post1"),
+    ];
+    let mut files = Vec::new();
+    let mut foreign = Vec::new();
+    for wheel in &wheels {
+        let name = wheel.file_name().unwrap().to_str().unwrap().to_owned();
+        let project = name.split('-').next().unwrap().replace('_', "-");
+        let link = format!("http://198.51.100.7/files/{name}");
+        let page = format!(
+            "<html><body><a href=\"{link}#sha256={}\">{name}</a></body></html>\n",
+            "0".repeat(64)
+        );
+        files.push((format!("/simple/{project}/"), page.into_bytes()));
+        foreign.push(link);
+    }
+    let server = mooncake_sos_testkit::FileServer::start(files);
+    let url = format!("{}/simple/", server.base_url);
+    let sandbox = Sandbox::new();
+    let cache = tempfile::tempdir().unwrap();
+    let run = Run::from(
+        std::process::Command::new(XTASK)
+            .arg("watch")
+            .arg("--manifest")
+            .arg(sandbox.manifest())
+            .arg("--watch-cache")
+            .arg(cache.path())
+            .args(["--index-url", &url])
+            .current_dir(sandbox.root())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    let refused = foreign.iter().any(|link| {
+        run.stderr.contains(&format!(
+            "/simple/{}/: error: links to another host: {link}; downloads come only from the \
+             index's own host\n",
+            link.rsplit('/')
+                .next()
+                .unwrap()
+                .split('-')
+                .next()
+                .unwrap()
+                .replace('_', "-")
+        ))
+    });
+    assert!(refused, "{:?} {foreign:?}", run.stderr);
+    assert!(
+        server.requests().iter().all(|r| !r.contains("/files/")),
+        "{:?}",
+        server.requests()
+    );
+}
