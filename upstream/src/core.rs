@@ -12,6 +12,7 @@
 //! - [`images`] checks a module against each image: its core's record, and the modules of the
 //!   package the image has.
 
+pub mod diff;
 mod fit;
 pub mod images;
 pub mod model;

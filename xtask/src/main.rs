@@ -8,6 +8,7 @@ mod bench;
 mod bounded;
 mod bump;
 mod core;
+mod core_diff;
 mod exit;
 mod manifest;
 mod matrix;

@@ -10,6 +10,7 @@ mod all_or_nothing;
 mod bump;
 mod checkouts;
 mod core_bad_input;
+mod core_diff;
 mod core_surface;
 mod hostile_inputs;
 mod layering;
