@@ -6,7 +6,7 @@
 //! [`crate::surface::fits`] judges a consumer's call; parameter types are not compared, since
 //! pybind11's docstring types name C++ types that move between builds without breaking anyone.
 
-use super::model::{Access, Class, CoreSurface, Instance, Member, ModuleKind};
+use super::model::{Access, Class, CoreSurface, Instance, Member, ModuleKind, Namespace, Read};
 use overloads::overloads;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -71,53 +71,14 @@ pub fn diff(old: &CoreSurface, new: &CoreSurface) -> CoreDiff {
             ),
         );
     }
-    for (name, old_class) in &old.classes {
-        let path = format!("{module}.{name}");
-        match new.classes.get(name) {
-            None => out.push(Impact::Breaking, &path, "class removed"),
-            Some(new_class) => class(&mut out, &path, old_class, new_class),
-        }
-    }
-    for (name, new_class) in &new.classes {
-        if !old.classes.contains_key(name) {
-            let n = new_class.members.len();
-            out.push(
-                Impact::Added,
-                &format!("{module}.{name}"),
-                format!("class ({n} members)"),
-            );
-        }
-    }
-    for (name, old_fn) in &old.functions {
-        let path = format!("{module}.{name}");
-        match new.functions.get(name) {
-            None => out.push(Impact::Breaking, &path, "function removed"),
-            Some(new_fn) => overloads(&mut out, &path, &old_fn.overloads, &new_fn.overloads),
-        }
-    }
-    for name in new
-        .functions
-        .keys()
-        .filter(|n| !old.functions.contains_key(*n))
-    {
-        out.push(Impact::Added, &format!("{module}.{name}"), "function");
-    }
-    for (name, value) in &old.values {
-        if !new.values.contains_key(name) {
-            let path = format!("{module}.{name}");
-            out.push(
-                Impact::Breaking,
-                &path,
-                format!("value removed (a {})", value.r#type),
-            );
-        }
-    }
-    for (name, value) in &new.values {
-        if !old.values.contains_key(name) {
-            let path = format!("{module}.{name}");
-            out.push(Impact::Added, &path, format!("value (a {})", value.r#type));
-        }
-    }
+    let core = |s: &CoreSurface| Namespace {
+        classes: s.classes.clone(),
+        functions: s.functions.clone(),
+        values: s.values.clone(),
+    };
+    namespace(&mut out, module, &core(old), &core(new));
+    extensions(&mut out, old, new);
+    python(&mut out, old, new);
     let mut changes = out.0;
     changes.sort();
     changes.dedup();
@@ -319,5 +280,95 @@ fn member(out: &mut Changes, path: &str, old: &Member, new: &Member) {
             ),
             _ => {}
         },
+    }
+}
+
+/// A module's classes, functions and values.
+fn namespace(out: &mut Changes, module: &str, old_ns: &Namespace, new_ns: &Namespace) {
+    for (name, old_class) in &old_ns.classes {
+        let path = format!("{module}.{name}");
+        match new_ns.classes.get(name) {
+            None => out.push(Impact::Breaking, &path, "class removed"),
+            Some(new_class) => class(out, &path, old_class, new_class),
+        }
+    }
+    for (name, new_class) in &new_ns.classes {
+        if !old_ns.classes.contains_key(name) {
+            let n = new_class.members.len();
+            out.push(
+                Impact::Added,
+                &format!("{module}.{name}"),
+                format!("class ({n} members)"),
+            );
+        }
+    }
+    for (name, old_fn) in &old_ns.functions {
+        let path = format!("{module}.{name}");
+        match new_ns.functions.get(name) {
+            None => out.push(Impact::Breaking, &path, "function removed"),
+            Some(new_fn) => overloads(out, &path, &old_fn.overloads, &new_fn.overloads),
+        }
+    }
+    for name in new_ns
+        .functions
+        .keys()
+        .filter(|n| !old_ns.functions.contains_key(*n))
+    {
+        out.push(Impact::Added, &format!("{module}.{name}"), "function");
+    }
+    for (name, value) in &old_ns.values {
+        if !new_ns.values.contains_key(name) {
+            let path = format!("{module}.{name}");
+            out.push(
+                Impact::Breaking,
+                &path,
+                format!("value removed (a {})", value.r#type),
+            );
+        }
+    }
+    for (name, value) in &new_ns.values {
+        if !old_ns.values.contains_key(name) {
+            let path = format!("{module}.{name}");
+            out.push(Impact::Added, &path, format!("value (a {})", value.r#type));
+        }
+    }
+}
+
+/// The other extension modules, where both sides were read (a torch build without torch is
+/// not; a module gone is reported by [`modules`]). One read before and unread now is a
+/// breaking change: it no longer imports where it did.
+fn extensions(out: &mut Changes, old: &CoreSurface, new: &CoreSurface) {
+    for (name, was) in &old.extensions {
+        match (was, new.extensions.get(name)) {
+            (Read::Read(a), Some(Read::Read(b))) => namespace(out, name, a, b),
+            (Read::Read(_), Some(Read::Unread { unread })) => {
+                out.push(
+                    Impact::Breaking,
+                    name,
+                    format!("no longer imports: {unread}"),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A pure-Python module's public names: one gone breaks `from M import X`.
+fn python(out: &mut Changes, old: &CoreSurface, new: &CoreSurface) {
+    for (module, was) in &old.python {
+        let (Some(was), Some(now)) = (was.read(), new.python.get(module).and_then(Read::read))
+        else {
+            continue;
+        };
+        for name in was.iter().filter(|n| !now.contains(n)) {
+            out.push(
+                Impact::Breaking,
+                &format!("{module}.{name}"),
+                "name removed",
+            );
+        }
+        for name in now.iter().filter(|n| !was.contains(n)) {
+            out.push(Impact::Added, &format!("{module}.{name}"), "name");
+        }
     }
 }

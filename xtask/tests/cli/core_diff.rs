@@ -93,7 +93,7 @@ added:
 fn the_diff_refuses_a_record_that_is_not_one() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, "{\"format\": 2,\n  \"wheel\": 3}").unwrap();
+    std::fs::write(&bad, "{\"format\": 3,\n  \"wheel\": 3}").unwrap();
     let bad = bad.display().to_string();
     let run = xtask(&["core", "--diff", OLD, &bad], &[]);
     assert_eq!(run.code, Some(2), "{run:?}");
@@ -110,7 +110,7 @@ fn the_real_pin_drops_torch_builds_and_adds_members() {
         lines[..4],
         [
             "mooncake-transfer-engine-cuda13 0.3.11.post1 -> mooncake-transfer-engine-cuda13 \
-             0.3.12.post1: 2 breaking, 22 added, 1 compatible",
+             0.3.12.post1: 2 breaking, 56 added, 17 compatible",
             "breaking:",
             "  torch 2.10.0: torch build dropped (mooncake.ep_2_10_0, mooncake.pg_2_10_0)",
             "  torch 2.9.1: torch build dropped (mooncake.ep_2_9_1, mooncake.pg_2_9_1)",

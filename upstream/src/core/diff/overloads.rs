@@ -13,7 +13,7 @@ pub(super) fn overloads(out: &mut Changes, path: &str, old: &[String], new: &[St
         return;
     }
     let parsed = |list: &[String]| -> Option<Vec<Vec<OverloadParam>>> {
-        list.iter().map(|o| overload_params(o).ok()).collect()
+        list.iter().map(|o| params(o)).collect()
     };
     let (Some(old_params), Some(new_params)) = (parsed(old), parsed(new)) else {
         return;
@@ -46,8 +46,24 @@ pub(super) fn overloads(out: &mut Changes, path: &str, old: &[String], new: &[St
     }
 }
 
+/// An overload's parameters; pybind11's `argN`, its name for a parameter declared without
+/// `py::arg`, cannot be passed by keyword, so it is positional-only.
+fn params(text: &str) -> Option<Vec<OverloadParam>> {
+    let mut params = overload_params(text).ok()?;
+    for p in &mut params {
+        let unnamed = p
+            .name
+            .strip_prefix("arg")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if unnamed && p.kind == OverloadParamKind::Positional {
+            p.kind = OverloadParamKind::PositionalOnly;
+        }
+    }
+    Some(params)
+}
+
 /// Whether `new` takes `call` the way `old` did: it fits, and its positional arguments land
-/// in parameters of the same names (a reorder fits by count but swaps the values), unless
+/// the old one was positional-only, whose names no caller sees.
 /// both sides are positional-only, whose names no caller sees.
 fn takes(new: &[OverloadParam], old: &[OverloadParam], call: &CallShape) -> bool {
     let slots = |ps: &[OverloadParam]| -> Vec<(String, bool)> {
@@ -66,7 +82,7 @@ fn takes(new: &[OverloadParam], old: &[OverloadParam], call: &CallShape) -> bool
         .iter()
         .zip(&now)
         .take(call.positional)
-        .all(|((a, a_only), (b, b_only))| a == b || (*a_only && *b_only));
+        .all(|((a, a_only), (b, _))| a == b || *a_only);
     same_slots && fits(new, call).is_ok()
 }
 

@@ -52,12 +52,12 @@ fn the_real_pin_drops_two_torch_builds_and_breaks_nothing_else() {
         ]
     );
     let d = diff(&old, &new);
-    assert_eq!(d.of(Impact::Added).count(), 22);
+    assert_eq!(d.of(Impact::Added).count(), 56);
+    // 0.3.12 names the engine's parameters (`arg0` was positional-only): compatible.
     let compatible: Vec<&str> = d.of(Impact::Compatible).map(|c| c.path.as_str()).collect();
-    assert_eq!(
-        compatible,
-        ["mooncake.store.MooncakeDistributedStore.setup"]
-    );
+    assert_eq!(compatible.len(), 17);
+    assert!(compatible.contains(&"mooncake.store.MooncakeDistributedStore.setup"));
+    assert!(compatible.contains(&"mooncake.engine.TransferEngine.transfer_sync_write"));
     assert!(diff(&old, &old).changes.is_empty());
 }
 
@@ -178,5 +178,48 @@ fn a_property_made_read_only_or_a_method_made_a_property_breaks() {
             "mooncake.store.MooncakeDistributedStore.is_exist: now a read-only property (was a method)",
             "mooncake.store.ReplicateConfig.replica_num: property made read-only",
         ]
+    );
+}
+
+#[test]
+fn the_engine_and_the_python_modules_are_compared_too() {
+    use crate::core::model::Read;
+    let old = real("0.3.11.post1");
+    let mut new = old.clone();
+    let Some(Read::Read(engine)) = new.extensions.get_mut("mooncake.engine") else {
+        panic!("0.3.11.post1's record has mooncake.engine read");
+    };
+    let engine_class = engine.classes.get_mut("TransferEngine").unwrap();
+    engine_class.members.remove("get_rpc_port").unwrap();
+    engine_class.members.insert(
+        "register_memory".into(),
+        Member::Method {
+            overloads: vec!["arg0: int".into()],
+        },
+    );
+    let Some(Read::Read(names)) = new.python.get_mut("mooncake.mooncake_ep_buffer") else {
+        panic!("0.3.11.post1's record has mooncake.mooncake_ep_buffer read");
+    };
+    names.retain(|n| n != "Buffer");
+    assert_eq!(
+        breaking(&old, &new),
+        [
+            "mooncake.engine.TransferEngine.get_rpc_port: method removed",
+            "mooncake.engine.TransferEngine.register_memory: overload `(arg0: int, arg1: int)` no \
+             longer accepted: `arg1` removed",
+            "mooncake.mooncake_ep_buffer.Buffer: name removed",
+        ]
+    );
+    // An extension that imported and no longer does.
+    let mut new = old.clone();
+    new.extensions.insert(
+        "mooncake.engine".into(),
+        Read::Unread {
+            unread: "ImportError: libfoo.so".into(),
+        },
+    );
+    assert_eq!(
+        breaking(&old, &new),
+        ["mooncake.engine: no longer imports: ImportError: libfoo.so"]
     );
 }
