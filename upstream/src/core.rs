@@ -21,6 +21,8 @@ pub mod read;
 pub mod record;
 pub(crate) mod run;
 pub mod table;
+pub mod users;
+pub mod users_check;
 pub mod uses;
 pub mod wheel;
 
