@@ -12,6 +12,7 @@ mod checkouts;
 mod children;
 mod ci_recipe;
 mod core_bad_input;
+mod core_diff;
 mod core_surface;
 mod hostile_inputs;
 mod isolation;
