@@ -7,19 +7,22 @@ pub mod adopt;
 pub mod diff;
 pub mod index;
 pub mod links;
+pub mod listing;
 pub mod plan;
 pub mod release;
 pub mod render;
 pub mod smoke;
+pub mod verdicts;
 
 use crate::core::images;
 use crate::core::read::Reader;
-use crate::extract::{ModuleFacts, extract};
+use crate::extract::extract;
 use crate::source::{LoadError, ModuleSource};
 use crate::version::{Release, compare};
 use index::{Index, Wheel};
 use mooncake_sos_codegen::model::{Api, Layer};
 use plan::ImagePlan;
+use rayon::prelude::*;
 use release::ReleaseReport;
 use serde::Serialize;
 use std::path::Path;
@@ -136,11 +139,17 @@ pub fn run(
     let mut timings = Timings::default();
     let floor = if options.all { None } else { floor(api) };
     // 1. list and download
+    let t = Instant::now();
+    let listings = packages(api)
+        .into_par_iter()
+        .map(|package| Ok((options.index.versions(&package)?, package)))
+        .collect::<Vec<Result<_, LoadError>>>()
+        .into_iter()
+        // The first error in api.toml's order, whichever thread met it first.
+        .collect::<Result<Vec<_>, _>>()?;
+    timings.listing = t.elapsed();
     let mut listed = Vec::new();
-    for package in packages(api) {
-        let t = Instant::now();
-        let versions = options.index.versions(&package)?;
-        timings.listing += t.elapsed();
+    for (versions, package) in listings {
         let mut wheels = Vec::new();
         for version in versions.iter().filter(|v| at_least(v, floor.as_deref())) {
             let t = Instant::now();
@@ -158,7 +167,7 @@ pub fn run(
     options.index.trim(&all);
     // 2. the baseline: the pinned module, else the module of [drop]'s first release.
     let t = Instant::now();
-    let (baseline, facts) = baseline(api, &options, &all)?;
+    let (baseline, baseline_source) = baseline(api, &options, &all)?;
     let mut sides = Vec::new();
     for (mut side, image) in images::load_all(root, api)?.into_iter().zip(&api.images) {
         let layer = match &image.layer {
@@ -185,20 +194,64 @@ pub fn run(
         };
         sides.push((side, Some(layer), package_of(&image.layer).to_owned()));
     }
-    let cx = release::Context {
-        api,
-        reader: options.reader,
-        sides: &sides,
-        baseline: facts.as_ref(),
-        smoker: options.smoker,
+    let verdicts = verdicts::Verdicts::new(
+        Some(options.index.cache_dir.join("verdicts")),
+        &[
+            manifest_text,
+            &baseline,
+            baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
+            &sides_identity(&sides),
+            &options.reader.identity(),
+            &options
+                .smoker
+                .map_or_else(|| "no smoke".to_owned(), |s| s.identity()),
+        ],
+    );
+    // 3. every release: an earlier verdict on the same inputs, else checked (in parallel:
+    // each is a parse, a core read, a smoke, independent of the others).
+    let found: Vec<Option<ReleaseReport>> = all.iter().map(|w| verdicts.get(w)).collect();
+    let missing: Vec<&Wheel> = all
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(w, _)| *w)
+        .collect();
+    let checked = if missing.is_empty() {
+        Vec::new()
+    } else {
+        let facts = baseline_source.as_ref().map(extract).transpose()?;
+        let cx = release::Context {
+            api,
+            reader: options.reader,
+            sides: &sides,
+            baseline: facts.as_ref(),
+            smoker: options.smoker,
+        };
+        let checked = missing
+            .par_iter()
+            .map(|w| release::check(&cx, w))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        for (w, report) in missing.iter().zip(&checked) {
+            verdicts.put(w, report);
+        }
+        checked
     };
-    // 3. every release
+    let mut checked = checked.into_iter();
+    let mut found = found.into_iter();
     let mut packages = Vec::new();
     for (package, versions, wheels) in listed {
         let releases = wheels
             .iter()
-            .map(|w| release::check(&cx, w))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|_| {
+                found
+                    .next()
+                    .flatten()
+                    .or_else(|| checked.next())
+                    .expect("a verdict for every wheel")
+            })
+            .collect();
         packages.push(PackageReport {
             package,
             listed: versions,
@@ -242,7 +295,7 @@ fn baseline(
     api: &Api,
     options: &Options,
     wheels: &[&Wheel],
-) -> Result<(String, Option<ModuleFacts>), LoadError> {
+) -> Result<(String, Option<ModuleSource>), LoadError> {
     if let Some(pinned) = &options.pinned {
         let label = format!(
             "the pinned module ({} at {}, sha256 {})",
@@ -250,7 +303,7 @@ fn baseline(
             api.upstream.short_commit(),
             &pinned.sha256[..12]
         );
-        return Ok((label, Some(extract(pinned)?)));
+        return Ok((label, Some(pinned.clone())));
     }
     // Why the pinned module is missing goes to stderr (the caller's): the report stays the
     // same online and offline.
@@ -273,6 +326,25 @@ fn baseline(
         format!(
             "the module of {package} {version} ([drop] first_release), standing for the pinned one ({why})"
         ),
-        Some(extract(&source)?),
+        Some(source),
     ))
+}
+
+/// Everything a release is checked against on the images' side, as text for the verdicts'
+/// key: each side's image, record (the core as loaded from cores/), modules, layer, package.
+fn sides_identity(sides: &[(images::ImageSide, Option<&'static str>, String)]) -> String {
+    sides
+        .iter()
+        .map(|(side, layer, package)| {
+            format!(
+                "{}\n{}\n{}\n{:?}\n{}\n{:?}\n{layer:?}\n{package}\n",
+                side.image,
+                side.record,
+                side.core.to_json(),
+                side.modules,
+                side.provided_by,
+                side.shadowing
+            )
+        })
+        .collect()
 }
