@@ -42,7 +42,7 @@ pub enum Origin {
 
 impl Reader {
     /// What a core's verdict depends on besides the wheel, for watch's verdict key: the
-    /// interpreter, the libraries put before the import, isolation.
+    /// interpreter, the libraries the import can load, isolation.
     pub fn identity(&self) -> String {
         format!(
             "reader {:?} {:?} {:?}",
