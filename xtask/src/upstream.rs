@@ -238,6 +238,10 @@ pub struct WatchArgs {
     /// default: the index.
     #[arg(long, value_name = "DIR")]
     pub smoke_deps: Option<PathBuf>,
+    /// No progress on stderr (by default: a live bar on a terminal, one line per step
+    /// otherwise).
+    #[arg(long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
@@ -281,12 +285,14 @@ impl WatchArgs {
             cache_dir: index.cache_dir.clone(),
             isolation: reader.isolation.clone(),
         };
+        let progress = mooncake_sos_upstream::progress::Progress::new("watch", self.quiet);
         let options = watch::Options {
             index: &index,
             reader: &reader,
             all: self.all,
             pinned,
             smoker: self.smoke.then_some(&smoker),
+            progress: &progress,
         };
         Ok(watch::run(
             &manifest.api,

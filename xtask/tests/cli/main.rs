@@ -30,3 +30,4 @@ mod verify_images;
 mod verify_surface;
 mod watch;
 mod watch_outputs;
+mod watch_progress;
