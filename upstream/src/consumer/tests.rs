@@ -1,4 +1,4 @@
-use super::{ConsumerReport, UseKind, check};
+use super::{ConsumerFile, ConsumerReport, UseKind, check};
 use crate::source::ModuleSource;
 use mooncake_sos_codegen::model::Api;
 
@@ -8,9 +8,16 @@ fn api() -> Api {
     mooncake_sos_codegen::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
+fn file(source: ModuleSource) -> ConsumerFile {
+    ConsumerFile {
+        source,
+        module: "consumer".into(),
+    }
+}
+
 fn run(text: &str) -> ConsumerReport {
     let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
-    check(&api(), &[source]).unwrap()
+    check(&api(), &[file(source)]).unwrap()
 }
 
 fn failures(text: &str) -> Vec<String> {
@@ -176,7 +183,7 @@ s.setup({\"protocol\": \"tcp\", **extra})\n";
 #[test]
 fn a_consumer_that_does_not_parse_is_located() {
     let source = ModuleSource::from_bytes("bad.py", b"def f(:\n".to_vec()).unwrap();
-    let e = check(&api(), &[source]).unwrap_err();
+    let e = check(&api(), &[file(source)]).unwrap_err();
     assert_eq!(e.location, "bad.py:1:7");
 }
 
@@ -416,4 +423,71 @@ fn many_setup_calls_on_one_dict_stay_linear() {
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
     assert_eq!(lines.len(), 5000, "one failure per call");
     assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
+}
+
+fn run_in(module: &str, text: &str) -> ConsumerReport {
+    let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
+    let file = ConsumerFile {
+        source,
+        module: module.into(),
+    };
+    check(&api(), &[file]).unwrap()
+}
+
+#[test]
+fn parameters_named_like_roles_are_not_native() {
+    // `native_roles` name the module's parameters; a consumer's `store` is a torch store and
+    // its `config` a model config.
+    let report = run_in(
+        "model.layers",
+        "def tune(store, config):\n    store.set_timeout(30)\n    return config.hidden_size\n",
+    );
+    assert!(report.ok(), "{:?}", report.failure_lines());
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
+}
+
+#[test]
+fn relative_imports_are_the_consumers_package() {
+    // In app.p2p, `.store` is app.store and `.mixin` app.mixin: neither is mooncake's.
+    let report = run_in(
+        "app.p2p",
+        "from .store import MooncakeDistributedStore\nfrom .mixin import M\nfrom . import engine\n\
+         s = MooncakeDistributedStore()\ns.put_parts(1)\n",
+    );
+    assert!(report.ok(), "{:?}", report.failure_lines());
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
+    // The package's `__init__` resolves `.x` inside the package itself.
+    let report = run_in(
+        "app.__init__",
+        "from .store import MooncakeDistributedStore\n",
+    );
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
+}
+
+#[test]
+fn module_names_come_from_the_package_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("top/app/sub");
+    std::fs::create_dir_all(&pkg).unwrap();
+    for init in ["top/app/__init__.py", "top/app/sub/__init__.py"] {
+        std::fs::write(tmp.path().join(init), "").unwrap();
+    }
+    assert_eq!(super::module_name(&pkg.join("p2p.py")), "app.sub.p2p");
+    assert_eq!(
+        super::module_name(&pkg.join("__init__.py")),
+        "app.sub.__init__"
+    );
+    assert_eq!(super::module_name(&tmp.path().join("top/run.py")), "run");
 }

@@ -122,3 +122,31 @@ fn bad_consumer_files_are_located_errors() {
     let run = verify(&["--consumer", &fixture("object_store.py"), "--sha256"]);
     assert_eq!(run.code, Some(2), "{run:?}");
 }
+
+#[test]
+fn a_directory_is_every_py_under_it_hidden_installed_and_virtualenvs_skipped() {
+    // tree/ holds a package whose relative imports and `store` / `config` parameters are its
+    // own, and broken files under .venv/, site-packages/ and a virtualenv (pyvenv.cfg).
+    let dir = fixture("tree");
+    let run = verify(&["--consumer", &dir]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let p2p = format!("{dir}/app/p2p.py");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{p2p}:4: native MooncakeDistributedStore: read: required\n\
+             {p2p}:8: native MooncakeDistributedStore: call(): required\n\
+             verify --consumer: 3 file(s), 2 uses; every use is declared and fits api.toml and every image's core\n"
+        ),
+        "{run:?}"
+    );
+    // A skipped file named on its own is read (and here fails, located).
+    let run = verify(&["--consumer", &format!("{dir}/env/skipped.py")]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "{dir}/env/skipped.py:1:12: error: Python syntax error"
+        )),
+        "{run:?}"
+    );
+}

@@ -1,0 +1,97 @@
+//! The consumer's files: what `verify --consumer PATH...` reads (a directory is every `.py`
+//! under it), each with the dotted module name its package gives it, read in parallel.
+
+use crate::source::{LoadError, ModuleSource};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// One consumer file and its module name (`pkg.sub.mod`, `pkg.__init__` for a package's
+/// `__init__.py`, the bare stem outside any package): relative imports resolve against it.
+#[derive(Clone, Debug)]
+pub struct ConsumerFile {
+    pub source: ModuleSource,
+    pub module: String,
+}
+
+/// Directories not walked: hidden ones (`.git`, `.venv`), installed packages and virtualenvs.
+fn skipped(dir: &Path) -> bool {
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    name.starts_with('.')
+        || matches!(
+            name,
+            "site-packages" | "dist-packages" | "__pycache__" | "node_modules"
+        )
+        || dir.join("pyvenv.cfg").is_file()
+}
+
+/// Every `.py` file under `dir`, sorted; symlinks are not followed (no cycles).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        LoadError::new(
+            dir.display().to_string(),
+            format!("cannot read the directory: {e}"),
+        )
+    })?;
+    let mut entries: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.path(), e.file_type().ok()?)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, kind) in entries {
+        if kind.is_dir() {
+            if !skipped(&path) {
+                walk(&path, out)?;
+            }
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "py") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The files named, a directory standing for every `.py` under it.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// `a/b/c.py` is `b.c` when `a/b/__init__.py` exists and `a/__init__.py` does not.
+pub fn module_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let mut parts = vec![stem.to_owned()];
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| d.join("__init__.py").is_file()) {
+        match d.file_name().and_then(|n| n.to_str()) {
+            Some(name) => parts.push(name.to_owned()),
+            None => break,
+        }
+        dir = d.parent();
+    }
+    parts.reverse();
+    parts.join(".")
+}
+
+/// Reads every file named (directories expanded), in parallel; the first unreadable one in
+/// order is the error.
+pub fn read(paths: &[PathBuf]) -> Result<Vec<ConsumerFile>, LoadError> {
+    let read: Vec<Result<ConsumerFile, LoadError>> = expand(paths)?
+        .par_iter()
+        .map(|p| {
+            Ok(ConsumerFile {
+                source: ModuleSource::read_module(p)?,
+                module: module_name(p),
+            })
+        })
+        .collect();
+    read.into_iter().collect()
+}
