@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 pub struct ConsumerFile {
     pub source: ModuleSource,
     pub module: String,
+    /// Named on the command line (not found in a directory): always analysed.
+    pub named: bool,
 }
 
 /// Directories not walked: hidden ones (`.git`, `.venv`), installed packages and virtualenvs.
@@ -50,13 +52,16 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
 }
 
 /// The files named, a directory standing for every `.py` under it.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+/// The files named, a directory standing for every `.py` under it; `true`: named itself.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, LoadError> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out)?;
+            let mut found = Vec::new();
+            walk(p, &mut found)?;
+            out.extend(found.into_iter().map(|f| (f, false)));
         } else {
-            out.push(p.clone());
+            out.push((p.clone(), true));
         }
     }
     Ok(out)
@@ -86,10 +91,11 @@ pub fn module_name(path: &Path) -> String {
 pub fn read(paths: &[PathBuf]) -> Result<Vec<ConsumerFile>, LoadError> {
     let read: Vec<Result<ConsumerFile, LoadError>> = expand(paths)?
         .par_iter()
-        .map(|p| {
+        .map(|(p, named)| {
             Ok(ConsumerFile {
                 source: ModuleSource::read_module(p)?,
                 module: module_name(p),
+                named: *named,
             })
         })
         .collect();

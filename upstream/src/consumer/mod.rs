@@ -8,6 +8,7 @@
 mod compare;
 mod files;
 mod keys;
+mod program;
 mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
@@ -191,9 +192,20 @@ pub fn check(api: &Api, sources: &[ConsumerFile]) -> Result<ConsumerReport, Load
             .map(|m| (m.object.as_str(), dict_param(m)))
             .collect(),
     };
+    // Only the files that reach the package are parsed and analysed.
+    let reach = program::reaching(sources, api.upstream.package());
     let reports: Vec<Result<FileReport, LoadError>> = sources
         .par_iter()
-        .map(|file| check_file(api, &names, &config, file))
+        .zip(&reach)
+        .map(|(file, &reaches)| match reaches {
+            true => check_file(api, &names, &config, file),
+            false => Ok(FileReport {
+                file: file.source.display.clone(),
+                uses: Vec::new(),
+                native: Vec::new(),
+                failures: Vec::new(),
+            }),
+        })
         .collect();
     let files = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
     let unused = unused(api, &files);
