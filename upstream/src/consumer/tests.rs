@@ -523,3 +523,23 @@ fn files_reach_the_package_through_the_programs_own_imports() {
     named.named = true;
     assert_eq!(super::program::reaching(&[named], "mooncake"), [true]);
 }
+
+#[test]
+fn a_native_class_returned_in_a_tuple_keeps_its_writes() {
+    // sglang's store: the class comes back from a helper beside a flag; its instance's
+    // `group_ids` write is a use (undeclared in api.toml, so a finding at its line).
+    let report = run_in(
+        "app.store",
+        "def semantics():\n    from mooncake.store import ReplicateConfig\n    return ReplicateConfig, True\n\
+         \nclass S:\n    def __init__(self):\n        self.cls, self.ok = semantics()\n\
+         \n    def config(self, ids):\n        c = self.cls()\n        c.group_ids = ids\n        return c\n",
+    );
+    let lines = report.failure_lines();
+    assert_eq!(
+        lines,
+        [
+            "consumer.py:11: native ReplicateConfig.group_ids: undeclared: expected a [[native]] entry, found required write on an instance"
+        ],
+        "{lines:#?}"
+    );
+}
