@@ -543,3 +543,68 @@ fn a_native_class_returned_in_a_tuple_keeps_its_writes() {
         "{lines:#?}"
     );
 }
+
+#[test]
+fn literal_dict_keywords_are_keywords() {
+    // `**{"compression": "zstd"}` passes exactly `compression=`, which put() does not take;
+    // `**{"namespace": "n"}` fits; a `**mapping` of unknown keys is not a finding.
+    let text = format!(
+        "{HEAD}\
+t = MooncakeBundleTransfer(MooncakeDistributedStore())
+t.put(1, type=\"dict\", **{{\"compression\": \"zstd\"}})
+t.put(1, type=\"dict\", **{{\"namespace\": \"n\"}})
+t.put(1, **opts)
+"
+    );
+    assert_eq!(
+        failures(&text),
+        [
+            "consumer.py:4: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found a call with 1 positional, keywords compression, type: no parameter `compression`"
+        ]
+    );
+    let report = run(&text);
+    let put = report.files[0]
+        .uses
+        .iter()
+        .find(|u| u.line == 5 && u.subject == "MooncakeBundleTransfer.put")
+        .unwrap();
+    assert_eq!(
+        put.describe(),
+        "MooncakeBundleTransfer.put: call(1 arg(s), namespace=\"n\", type=\"dict\")"
+    );
+}
+
+#[test]
+fn computed_names_on_the_way_to_the_api_are_findings() {
+    let text = format!(
+        "{HEAD}\
+import importlib
+t = MooncakeBundleTransfer(MooncakeDistributedStore())
+getattr(t, \"p\" + \"ut\")(1)
+importlib.import_module(\"mooncake.\" + name)
+__import__(f\"mooncake.{{name}}\")
+getattr(other, \"p\" + \"ut\")
+importlib.import_module(\"json\" + name)
+"
+    );
+    assert_eq!(
+        failures(&text),
+        [
+            "consumer.py:5: MooncakeBundleTransfer.<computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:6: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:7: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+        ]
+    );
+}
+
+#[test]
+fn literal_dict_keywords_reach_native_calls_too() {
+    let report = run(&format!(
+        "{HEAD}s = MooncakeDistributedStore()\ns.setup({{}}, **{{\"enable_ssd_offload\": True}})\n"
+    ));
+    let lines = report.use_lines("mooncake.store");
+    assert!(
+        lines.contains(&"consumer.py:4: native MooncakeDistributedStore.setup: call(1 arg, enable_ssd_offload=) on an instance: required".to_owned()),
+        "{lines:#?}"
+    );
+}
