@@ -52,29 +52,27 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
 }
 
 /// The files named, a directory standing for every `.py` under it.
-/// The files named, a directory standing for every `.py` under it; `true`: named itself.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, LoadError> {
+/// The files named, a directory standing for every `.py` under it; each with the directory
+/// it was found under (`None`: named itself).
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Option<&Path>)>, LoadError> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
             let mut found = Vec::new();
             walk(p, &mut found)?;
-            out.extend(found.into_iter().map(|f| (f, false)));
+            out.extend(found.into_iter().map(|f| (f, Some(p.as_path()))));
         } else {
-            out.push((p.clone(), true));
+            out.push((p.clone(), None));
         }
     }
     Ok(out)
 }
 
-/// `a/b/c.py` is `b.c` when `a/b/__init__.py` exists and `a/__init__.py` does not.
-pub fn module_name(path: &Path) -> String {
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default();
-    let mut parts = vec![stem.to_owned()];
-    let mut dir = path.parent();
+/// The packages `dir` sits in, outermost first: `a/b` gives `[a, b]` when `a/__init__.py` and
+/// `a/b/__init__.py` exist (and the directory above `a` has none).
+fn packages(dir: Option<&Path>) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut dir = dir;
     while let Some(d) = dir.filter(|d| d.join("__init__.py").is_file()) {
         match d.file_name().and_then(|n| n.to_str()) {
             Some(name) => parts.push(name.to_owned()),
@@ -83,6 +81,27 @@ pub fn module_name(path: &Path) -> String {
         dir = d.parent();
     }
     parts.reverse();
+    parts
+}
+
+/// The module a file is: `b.c` for `a/b/c.py` when `a/b/__init__.py` exists and
+/// `a/__init__.py` does not. Found under a directory given (`root`), the directories between
+/// it and the file are packages whether they have an `__init__.py` or not (namespace
+/// packages, like sglang's `srt`): the root is where Python would be started.
+pub fn module_name(path: &Path, root: Option<&Path>) -> String {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let mut parts = match root.and_then(|r| Some((r, path.parent()?.strip_prefix(r).ok()?))) {
+        Some((root, between)) => {
+            let mut parts = packages(Some(root));
+            parts.extend(between.iter().filter_map(|c| c.to_str()).map(str::to_owned));
+            parts
+        }
+        None => packages(path.parent()),
+    };
+    parts.push(stem.to_owned());
     parts.join(".")
 }
 
@@ -91,11 +110,11 @@ pub fn module_name(path: &Path) -> String {
 pub fn read(paths: &[PathBuf]) -> Result<Vec<ConsumerFile>, LoadError> {
     let read: Vec<Result<ConsumerFile, LoadError>> = expand(paths)?
         .par_iter()
-        .map(|(p, named)| {
+        .map(|(p, root)| {
             Ok(ConsumerFile {
                 source: ModuleSource::read_module(p)?,
-                module: module_name(p),
-                named: *named,
+                module: module_name(p, *root),
+                named: root.is_none(),
             })
         })
         .collect();

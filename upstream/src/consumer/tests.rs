@@ -486,12 +486,18 @@ fn module_names_come_from_the_package_layout() {
     for init in ["top/app/__init__.py", "top/app/sub/__init__.py"] {
         std::fs::write(tmp.path().join(init), "").unwrap();
     }
-    assert_eq!(super::module_name(&pkg.join("p2p.py")), "app.sub.p2p");
-    assert_eq!(
-        super::module_name(&pkg.join("__init__.py")),
-        "app.sub.__init__"
-    );
-    assert_eq!(super::module_name(&tmp.path().join("top/run.py")), "run");
+    let name = |p: &std::path::Path| super::module_name(p, None);
+    assert_eq!(name(&pkg.join("p2p.py")), "app.sub.p2p");
+    assert_eq!(name(&pkg.join("__init__.py")), "app.sub.__init__");
+    assert_eq!(name(&tmp.path().join("top/run.py")), "run");
+    // Under a directory given, the directories on the way are packages (namespace ones too).
+    std::fs::create_dir_all(tmp.path().join("top/app/ns/deep")).unwrap();
+    let deep = tmp.path().join("top/app/ns/deep/m.py");
+    let top = tmp.path().join("top");
+    assert_eq!(super::module_name(&deep, Some(&top)), "app.ns.deep.m");
+    // Given the package itself, its own name comes first.
+    let app = tmp.path().join("top/app");
+    assert_eq!(super::module_name(&deep, Some(&app)), "app.ns.deep.m");
 }
 
 #[test]
