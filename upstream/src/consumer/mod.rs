@@ -8,7 +8,6 @@
 mod compare;
 mod files;
 mod keys;
-mod program;
 mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
@@ -192,8 +191,14 @@ pub fn check(api: &Api, sources: &[ConsumerFile]) -> Result<ConsumerReport, Load
             .map(|m| (m.object.as_str(), dict_param(m)))
             .collect(),
     };
-    // Only the files that reach the package are parsed and analysed.
-    let reach = program::reaching(sources, api.upstream.package());
+    // A file found in a directory is parsed and analysed only when its text names the package:
+    // no other can use it, as far as the analysis follows (values are not followed across
+    // files). A file named on the command line always is.
+    let package = api.upstream.package();
+    let reach: Vec<bool> = sources
+        .par_iter()
+        .map(|f| f.named || f.source.text.contains(package))
+        .collect();
     let reports: Vec<Result<FileReport, LoadError>> = sources
         .par_iter()
         .zip(&reach)

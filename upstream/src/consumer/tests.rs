@@ -501,33 +501,34 @@ fn module_names_come_from_the_package_layout() {
 }
 
 #[test]
-fn files_reach_the_package_through_the_programs_own_imports() {
-    let file = |module: &str, text: &str| ConsumerFile {
+fn files_found_that_do_not_name_the_package_are_not_read() {
+    let file = |module: &str, text: &str, named: bool| ConsumerFile {
         source: ModuleSource::from_bytes(format!("{module}.py"), text.as_bytes().to_vec()).unwrap(),
         module: module.into(),
-        named: false,
+        named,
     };
+    // Found in a directory, a file that cannot use the package is not parsed: its syntax
+    // error is not bad input. Named on the command line, it is.
+    let broken = "def f(:\n";
     let files = [
         file(
             "app.store",
-            "def make():\n    from mooncake.store import MooncakeDistributedStore\n",
+            "from mooncake.store import ReplicateConfig\nReplicateConfig()\n",
+            false,
         ),
-        file("app.user", "from .store import make\n"),
-        file(
-            "app.sub.far",
-            "from ... import (\n    x,\n)\nfrom app import \\\n    user\n",
-        ),
-        file("app.__init__", "from .other import y\n"),
-        file("app.other", "import os  # app.store\nimport app.storage\n"),
-        file("app.doc", "x = 1; import app.store\n"),
+        file("app.legacy", broken, false),
     ];
-    let reach = super::program::reaching(&files, "mooncake");
-    // `app.doc` imports after `;`: the text scan does not see it (README: what it cannot see).
-    assert_eq!(reach, [true, true, true, false, false, false]);
-    // A file named on the command line is analysed whatever it imports.
-    let mut named = file("tool", "print(1)\n");
-    named.named = true;
-    assert_eq!(super::program::reaching(&[named], "mooncake"), [true]);
+    let report = check(&api(), &files).unwrap();
+    assert_eq!(report.files.len(), 2);
+    assert_eq!(
+        report.files[0].native.len(),
+        2,
+        "{:?}",
+        report.files[0].native
+    );
+    assert!(report.files[1].native.is_empty() && report.files[1].uses.is_empty());
+    let e = check(&api(), &[file("app.legacy", broken, true)]).unwrap_err();
+    assert_eq!(e.location, "app.legacy.py:1:7");
 }
 
 #[test]
