@@ -1,6 +1,7 @@
 """The oracle for the sglang test, in Python's own `ast`: every .py under ROOT (hidden
 directories and site-packages skipped) that imports mooncake, directly or through modules
-under ROOT that do. Prints their paths, one a line, sorted."""
+under ROOT that do (with --direct: only those importing it themselves). Prints their paths,
+one a line, sorted."""
 import ast
 import os
 import sys
@@ -39,7 +40,7 @@ for path in files:
     imports[path] = out
 
 reach = {p for p, ms in imports.items() if any(m == "mooncake" or m.startswith("mooncake.") for m in ms)}
-grew = True
+grew = "--direct" not in sys.argv
 while grew:
     grew = False
     for p, ms in imports.items():
