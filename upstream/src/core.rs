@@ -19,6 +19,7 @@ pub mod needs;
 pub mod read;
 pub mod record;
 pub(crate) mod run;
+pub mod runtime;
 pub mod table;
 pub mod uses;
 pub mod wheel;

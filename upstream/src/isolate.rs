@@ -2,8 +2,9 @@
 //! namespaces (`unshare`: its own user, mount, pid and network namespaces), or, only when
 //! the user says so (`--unisolated`), on the host.
 //!
-//! Isolated, the code sees the host's file system read-only, a fresh tmpfs at /tmp and
-//! /dev/shm, its scratch directory as the one writable place, a network namespace with only
+//! Isolated, the code sees the host's file system read-only (so the library directories it
+//! is given stay visible), a fresh tmpfs at /dev/shm, its scratch directory (also its TMPDIR
+//! and HOME) as the one writable place, a network namespace with only
 //! loopback, a clean environment and HOME, and a bound on its address space; the runner
 //! ([`crate::bounded`]) bounds its time.
 
@@ -37,12 +38,7 @@ awk '{print $2}' /proc/self/mounts | sort -u | while read -r m; do
   m=$(printf '%b' "$m")
   [ "$m" = "$S" ] || mount -o remount,bind,ro "$m" 2>/dev/null || true
 done
-exec 3<"$S"
-mount -t tmpfs -o mode=1777,size=1g tmpfs /tmp
 if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777,size=1g tmpfs /dev/shm; fi
-mkdir -p "$S"
-mount --no-canonicalize --bind /proc/self/fd/3 "$S"
-exec 3<&-
 ip link set lo up 2>/dev/null || true
 ulimit -v "$MOONCAKE_SOS_MAX_KIB"
 unset MOONCAKE_SOS_MAX_KIB
@@ -108,7 +104,9 @@ impl Isolation {
             .get_current_dir()
             .map_or_else(|| scratch.clone(), Path::to_path_buf);
         let home = scratch.join("home");
+        let tmp = scratch.join("tmp");
         let _ = std::fs::create_dir_all(&home);
+        let _ = std::fs::create_dir_all(&tmp);
         let mut outer = Command::new("unshare");
         outer
             .args(["--user", "--map-root-user", "--mount", "--net", "--pid"])
@@ -131,7 +129,7 @@ impl Isolation {
                 std::env::var_os("PATH").unwrap_or_else(default_path),
             )
             .env("HOME", &home)
-            .env("TMPDIR", "/tmp")
+            .env("TMPDIR", &tmp)
             .env("LANG", "C.UTF-8")
             .env("MOONCAKE_SOS_MAX_KIB", MAX_ADDRESS_SPACE_KIB.to_string())
             .current_dir(&scratch);

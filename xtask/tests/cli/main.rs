@@ -19,6 +19,7 @@ mod leftover_regions;
 mod line_endings;
 mod manifest_lock;
 mod matrix;
+mod out_of_the_box;
 mod regen;
 mod verify;
 mod verify_consumer;
