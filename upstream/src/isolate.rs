@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
 /// How the wheel's code runs.
@@ -47,31 +47,23 @@ exec "$@"
 "#;
 
 impl Isolation {
-    /// Namespaces when they work here; else an error naming why and the flag that allows an
-    /// unisolated run. `unisolated` skips the probe.
-    pub fn choose(unisolated: bool) -> Result<Isolation, String> {
+    /// Namespaces unless `unisolated`; whether they work here is found at the first use.
+    pub fn choose(unisolated: bool) -> Isolation {
         if unisolated {
-            return Ok(Isolation::Unisolated);
+            Isolation::Unisolated
+        } else {
+            Isolation::Namespaces
         }
-        let scratch = crate::bounded::scratch("probe")
-            .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
-        let mut probe = Command::new("true");
-        probe.current_dir(scratch.path());
-        let mut wrapped = Isolation::Namespaces.wrap(&probe, scratch.path());
-        let limits = crate::bounded::Limits::within(Duration::from_secs(20));
-        let why = match crate::bounded::run(&mut wrapped, &limits) {
-            Ok(done) if done.status.success() => return Ok(Isolation::Namespaces),
-            Ok(done) => format!(
-                "{} ({})",
-                crate::core::run::tail(&done.stderr_text(), 2),
-                done.status
-            ),
-            Err(e) => e.to_string(),
-        };
-        Err(format!(
-            "the wheels' code runs isolated, and no isolation works here: `unshare` (Linux \
-             namespaces) failed: {why}; {UNISOLATED_FLAG} runs it on this host instead"
-        ))
+    }
+
+    /// Whether this isolation works here (probed once per process): an error naming why and
+    /// the flag that allows an unisolated run.
+    fn available(&self) -> Result<(), String> {
+        static NAMESPACES: OnceLock<Result<(), String>> = OnceLock::new();
+        match self {
+            Isolation::Unisolated => Ok(()),
+            Isolation::Namespaces => NAMESPACES.get_or_init(probe).clone(),
+        }
     }
 
     /// What the output says ran.
@@ -86,11 +78,13 @@ impl Isolation {
     }
 
     /// `command` to run the wheel's code with `scratch` its one writable directory; says
-    /// (once per process, on stderr) how the wheels' code runs.
-    pub fn command(&self, command: &Command, scratch: &Path) -> Command {
+    /// (once per process, on stderr) how the wheels' code runs. An error when the isolation
+    /// does not work here.
+    pub fn command(&self, command: &Command, scratch: &Path) -> Result<Command, String> {
+        self.available()?;
         static SAID: Once = Once::new();
         SAID.call_once(|| eprintln!("the wheels' code runs {}", self.describe()));
-        self.wrap(command, scratch)
+        Ok(self.wrap(command, scratch))
     }
 
     fn wrap(&self, command: &Command, scratch: &Path) -> Command {
@@ -141,6 +135,29 @@ impl Isolation {
         }
         outer
     }
+}
+
+/// Runs `true` in the namespaces.
+fn probe() -> Result<(), String> {
+    let scratch = crate::bounded::scratch("probe")
+        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let mut probe = Command::new("true");
+    probe.current_dir(scratch.path());
+    let mut wrapped = Isolation::Namespaces.wrap(&probe, scratch.path());
+    let limits = crate::bounded::Limits::within(Duration::from_secs(20));
+    let why = match crate::bounded::run(&mut wrapped, &limits) {
+        Ok(done) if done.status.success() => return Ok(()),
+        Ok(done) => format!(
+            "{} ({})",
+            crate::core::run::tail(&done.stderr_text(), 2),
+            done.status
+        ),
+        Err(e) => e.to_string(),
+    };
+    Err(format!(
+        "the wheels' code runs isolated, and no isolation works here: `unshare` (Linux \
+         namespaces) failed: {why}; {UNISOLATED_FLAG} runs it on this host instead"
+    ))
 }
 
 fn default_path() -> OsString {

@@ -156,8 +156,7 @@ impl Reading {
                 .flat_map(std::env::split_paths)
                 .collect(),
             timeout: Duration::from_secs_f64(self.timeout),
-            isolation: Isolation::choose(self.unisolated)
-                .map_err(|why| BadInput(format!("error: {why}")))?,
+            isolation: Isolation::choose(self.unisolated),
             runtimes: (!self.no_runtimes).then(|| Runtimes {
                 dir: runtimes_dir.clone(),
                 python: self.python.clone(),
@@ -297,6 +296,8 @@ impl WatchArgs {
             timeout: Duration::from_secs(300),
             cache_dir: index.cache_dir.clone(),
             isolation: reader.isolation.clone(),
+            runtimes: reader.runtimes.clone(),
+            native_module: manifest.api.upstream.native_module.clone(),
         };
         let options = watch::Options {
             index: &index,

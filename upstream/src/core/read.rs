@@ -139,7 +139,7 @@ impl Reader {
                 .arg(&core.module)
                 .current_dir(work.path())
                 .env("LD_LIBRARY_PATH", self.library_path(&brought));
-            let run = self.isolation.command(&run, work.path());
+            let run = self.isolation.command(&run, work.path()).map_err(fail)?;
             let done = bounded(run, deadline)
                 .map_err(|e| self.step_error(core, "importing the core", e))?;
             let missing = (done.status.code() == Some(IMPORT_FAILED))
@@ -277,7 +277,7 @@ fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {
 }
 
 /// `<venv>/lib/python3.*/site-packages/<file>`.
-fn installed(venv: &Path, file: &str) -> Option<PathBuf> {
+pub(crate) fn installed(venv: &Path, file: &str) -> Option<PathBuf> {
     std::fs::read_dir(venv.join("lib"))
         .ok()?
         .filter_map(|e| e.ok())
@@ -288,7 +288,7 @@ fn installed(venv: &Path, file: &str) -> Option<PathBuf> {
 const NOT_FOUND: &str = ": cannot open shared object file";
 
 /// The shared library the loader could not find, when that is why the import failed.
-fn missing_library(stderr: &str) -> Option<String> {
+pub(crate) fn missing_library(stderr: &str) -> Option<String> {
     let last = tail(stderr, 1);
     let end = last.find(NOT_FOUND)?;
     Some(last[..end].rsplit([' ', ':']).next()?.to_owned())
