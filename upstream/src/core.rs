@@ -12,6 +12,7 @@
 //! - [`images`] checks a module against each image: its core's record, and the modules of the
 //!   package the image has.
 
+pub mod diff;
 mod fit;
 pub mod images;
 pub mod model;
@@ -21,6 +22,8 @@ pub mod record;
 pub(crate) mod run;
 pub mod runtime;
 pub mod table;
+pub mod users;
+pub mod users_check;
 pub mod uses;
 pub mod wheel;
 

@@ -14,6 +14,7 @@ pub mod core;
 pub mod default_expr;
 pub mod extract;
 pub mod fetch;
+pub mod fix;
 pub mod isolate;
 pub mod matrix;
 pub mod nesting;

@@ -7,13 +7,16 @@ mod adopt;
 mod bench;
 mod bump;
 mod core;
+mod core_diff;
 mod exit;
 mod manifest;
 mod matrix;
 mod regen;
 mod upstream;
+mod users;
 mod verify;
 mod verify_consumer;
+mod verify_fix;
 mod verify_python;
 mod verify_surface;
 mod watch;
@@ -41,6 +44,8 @@ enum Command {
     Matrix(matrix::Args),
     /// Read wheels' native cores; record image cores in cores/ and check them.
     Core(core::Args),
+    /// Record the images' other users of the package (consumers/) and check them across pins.
+    Users(users::Args),
     /// Move the upstream pin to a commit whose module carries the API, then regen.
     Bump(bump::Args),
     /// Releases on the package index x the contract; per image the transition they allow.
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => matrix::run(&args),
         Command::Bump(args) => bump::run(&args),
         Command::Core(args) => core::run(&args),
+        Command::Users(args) => users::run(&args),
         Command::Watch(args) => watch::run(&args),
         Command::Adopt(args) => adopt::run(&args),
         Command::BenchVerify(args) => bench::run(&args),

@@ -2,7 +2,7 @@
 //! `introspect.py` imports the core and prints its surface. All of it under one deadline;
 //! the result is cached by the wheel's sha256.
 
-use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, WheelInfo};
+use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, ModuleKind, WheelInfo};
 use super::run::{Finished, StepError, bounded, tail};
 use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
@@ -137,6 +137,7 @@ impl Reader {
             run.arg("-I")
                 .arg(&script)
                 .arg(&core.module)
+                .args(other_modules(core))
                 .current_dir(work.path())
                 .env("LD_LIBRARY_PATH", self.library_path(&brought));
             let run = self.isolation.command(&run, work.path()).map_err(fail)?;
@@ -213,6 +214,8 @@ impl Reader {
             functions: found.functions,
             values: found.values,
             modules: core.modules.clone(),
+            extensions: found.extensions,
+            python: found.python,
         })
     }
 
@@ -268,6 +271,23 @@ impl Default for Reader {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// introspect.py's 2nd and 3rd arguments: the package's other extension modules, and its
+/// pure-Python modules, each comma-separated.
+fn other_modules(core: &WheelCore) -> [String; 2] {
+    let of = |kinds: &[ModuleKind]| {
+        core.modules
+            .iter()
+            .filter(|(name, kind)| kinds.contains(kind) && **name != core.module)
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    [
+        of(&[ModuleKind::Extension]),
+        of(&[ModuleKind::Python, ModuleKind::Package]),
+    ]
 }
 
 fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {

@@ -133,27 +133,24 @@ impl Index {
             .arg(format!("{package}=={version}"));
         self.index_args(&mut cmd);
         self.run(cmd, &label, "downloading its wheel")?;
-        let file = only_wheel(&partial, package, version)
-            .ok_or_else(|| LoadError::new(&label, "pip download left no wheel of this release"))?;
-        let wheel = self.keep(package, version, &partial.join(&file), &file)?;
+        let wheel = self.settle(&partial, package, version)?;
         // What pip fetched is the file the checked page lists (when it gives a hash).
         if let Some(want) = listed
             .as_deref()
-            .and_then(|page| links::listed_sha256(page, &file))
+            .and_then(|page| links::listed_sha256(page, &wheel.file))
             && want != wheel.sha256
         {
             let _ = std::fs::remove_dir_all(wheel.path.parent().unwrap_or(&wheel.path));
             return Err(LoadError::new(
                 &label,
                 format!(
-                    "{file} has sha256 {}, the index page lists {want}",
-                    wheel.sha256
+                    "{} has sha256 {}, the index page lists {want}",
+                    wheel.file, wheel.sha256
                 ),
             ));
         }
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, json.as_bytes(), &label)?;
-        let _ = std::fs::remove_dir_all(&partial);
         Ok(Wheel {
             downloaded: true,
             ..wheel
@@ -205,8 +202,32 @@ impl Index {
         Ok(files)
     }
 
-    /// Removes least recently used wheels (not in `keep`) until the cache is within bound.
+    /// Removes least recently used wheels (not in `keep`) until the cache is within bound,
+    /// and what a killed run left in `partial/` over an hour ago.
     pub fn trim(&self, keep: &[&Wheel]) -> Vec<String> {
+        let mut removed = self.sweep_partial(std::time::Duration::from_secs(3600));
+        removed.extend(self.trim_blobs(keep));
+        removed
+    }
+
+    /// `partial/` entries not modified for `age`: an interrupted download resumes from its
+    /// entry only while it is fresh.
+    fn sweep_partial(&self, age: std::time::Duration) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.cache_dir.join("partial")) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let modified = e.metadata().and_then(|m| m.modified());
+                modified.is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= age))
+            })
+            .filter(|e| std::fs::remove_dir_all(e.path()).is_ok())
+            .map(|e| e.path().display().to_string())
+            .collect()
+    }
+
+    fn trim_blobs(&self, keep: &[&Wheel]) -> Vec<String> {
         let blobs = self.cache_dir.join("blobs");
         let Ok(entries) = std::fs::read_dir(&blobs) else {
             return Vec::new();
@@ -250,6 +271,18 @@ impl Index {
     /// `blobs/<sha256>/<file name>`: keyed by hash, under the name pip needs to install it.
     fn blob(&self, sha256: &str, file: &str) -> PathBuf {
         self.cache_dir.join("blobs").join(sha256).join(file)
+    }
+
+    /// What a finished `pip download` left in `partial`: moved into the cache, or refused
+    /// (too large, no wheel); either way `partial` is gone, so nothing outlives the run
+    /// outside the cache's bound.
+    fn settle(&self, partial: &Path, package: &str, version: &str) -> Result<Wheel, LoadError> {
+        let label = format!("{package} {version}");
+        let kept = only_wheel(partial, package, version)
+            .ok_or_else(|| LoadError::new(&label, "pip download left no wheel of this release"))
+            .and_then(|file| self.keep(package, version, &partial.join(&file), &file));
+        let _ = std::fs::remove_dir_all(partial);
+        kept
     }
 
     /// Moves a downloaded wheel into the cache under its hash.

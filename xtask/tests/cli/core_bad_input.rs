@@ -198,7 +198,7 @@ fn record_writes_nothing_when_any_wheel_fails() {
 fn malformed_and_old_records_are_located() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("core.json");
-    std::fs::write(&record, "{\n  \"format\": 2,\n  \"wheel\": 7\n}\n").unwrap();
+    std::fs::write(&record, "{\n  \"format\": 3,\n  \"wheel\": 7\n}\n").unwrap();
     let wheels = wheels_dir().display().to_string();
     let record = record.display().to_string();
     let err = refused(&["matrix", &wheels, "--core", &record], &[], QUICK);
@@ -212,7 +212,7 @@ fn malformed_and_old_records_are_located() {
     let err = refused(&["matrix", &wheels, "--core", &record], &[], QUICK);
     assert!(
         err.starts_with(&format!(
-            "{record}:1:1: error: core record of format 1 (this build reads 2): write it again with `cargo xtask core --record WHEEL`"
+            "{record}:1:1: error: core record of format 1 (this build reads 3): write it again with `cargo xtask core --record WHEEL`"
         )),
         "{err}"
     );
