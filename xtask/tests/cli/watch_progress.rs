@@ -5,27 +5,26 @@
 use super::watch::{command, online};
 use crate::common::cores::cuda13_libs;
 use crate::common::{Run, XTASK};
+use std::path::Path;
 use std::process::Command;
 
-/// A private copy of the online run's cache: other tests change theirs while these run.
-fn cache() -> &'static tempfile::TempDir {
-    static CACHE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    CACHE.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let copy = Command::new("cp")
-            .arg("-a")
-            .arg(format!("{}/.", online().cache.path().display()))
-            .arg(dir.path())
-            .status()
-            .expect("cp");
-        assert!(copy.success());
-        dir
-    })
+/// A private copy of the online run's cache (other tests change theirs while this runs),
+/// removed when the test ends.
+fn cache() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", online().cache.path().display()))
+        .arg(dir.path())
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    dir
 }
 
 /// `watch --offline` over a copy of the online run's cache, stderr on a pseudo-terminal;
 /// stdout goes to a file (the terminal would mix the two).
-fn on_a_terminal() -> (String, String) {
+fn on_a_terminal(cache: &Path) -> (String, String) {
     let online = online();
     let out = tempfile::NamedTempFile::new().unwrap();
     let manifest = online.sandbox.manifest();
@@ -36,7 +35,7 @@ fn on_a_terminal() -> (String, String) {
         "--manifest",
         manifest.to_str().unwrap(),
         "--watch-cache",
-        cache().path().to_str().unwrap(),
+        cache.to_str().unwrap(),
         "--lib-dir",
         &libs,
         "--offline",
@@ -55,16 +54,17 @@ fn on_a_terminal() -> (String, String) {
     (std::fs::read_to_string(out.path()).unwrap(), terminal)
 }
 
-fn offline(extra: &[&str]) -> Run {
+fn offline(cache: &Path, extra: &[&str]) -> Run {
     let online = online();
     let mut args = vec!["--offline", "--index-url", &online.url];
     args.extend(extra);
-    command("watch", &online.sandbox, cache().path(), &args)
+    command("watch", &online.sandbox, cache, &args)
 }
 
 #[test]
 fn a_terminal_sees_a_bar_a_log_sees_lines_and_stdout_is_the_same() {
-    let plain = offline(&[]);
+    let cache = cache();
+    let plain = offline(cache.path(), &[]);
     let steps: Vec<&str> = plain
         .stderr
         .lines()
@@ -75,7 +75,7 @@ fn a_terminal_sees_a_bar_a_log_sees_lines_and_stdout_is_the_same() {
             && steps.contains(&"watch: mooncake-transfer-engine-cuda13 0.3.12.post1: checking"),
         "{plain:?}"
     );
-    let quiet = offline(&["--quiet"]);
+    let quiet = offline(cache.path(), &["--quiet"]);
     assert!(
         !quiet
             .stderr
@@ -83,7 +83,7 @@ fn a_terminal_sees_a_bar_a_log_sees_lines_and_stdout_is_the_same() {
             .any(|l| l.starts_with("watch: listing")),
         "{quiet:?}"
     );
-    let (stdout, terminal) = on_a_terminal();
+    let (stdout, terminal) = on_a_terminal(cache.path());
     // indicatif draws the bar with carriage returns / cursor moves, and our template's `[`.
     assert!(
         terminal.contains("watch [") && (terminal.contains('\r') || terminal.contains("\x1b[")),
