@@ -72,6 +72,8 @@ pub struct Options<'a> {
     pub pinned: Option<ModuleSource>,
     /// `--smoke`: the consumer's scenarios against each release that runs here.
     pub smoker: Option<&'a smoke::Smoker>,
+    /// Where each step is shown (stderr).
+    pub progress: &'a crate::progress::Progress,
 }
 
 /// The packages the images name, in the order api.toml names them: each overlay's base
@@ -140,9 +142,17 @@ pub fn run(
     let floor = if options.all { None } else { floor(api) };
     // 1. list and download
     let t = Instant::now();
-    let listings = packages(api)
+    let progress = options.progress;
+    let names = packages(api);
+    progress.expect(names.len() as u64);
+    let listings = names
         .into_par_iter()
-        .map(|package| Ok((options.index.versions(&package)?, package)))
+        .map(|package| {
+            progress.start(&format!("listing {package}"));
+            let versions = options.index.versions(&package)?;
+            progress.done();
+            Ok((versions, package))
+        })
         .collect::<Vec<Result<_, LoadError>>>()
         .into_iter()
         // The first error in api.toml's order, whichever thread met it first.
@@ -151,9 +161,19 @@ pub fn run(
     let mut listed = Vec::new();
     for (versions, package) in listings {
         let mut wheels = Vec::new();
-        for version in versions.iter().filter(|v| at_least(v, floor.as_deref())) {
+        let wanted: Vec<&String> = versions
+            .iter()
+            .filter(|v| at_least(v, floor.as_deref()))
+            .collect();
+        // Each release is fetched, then checked.
+        progress.expect(2 * wanted.len() as u64);
+        for version in wanted {
             let t = Instant::now();
+            progress.start(&format!(
+                "{package} {version}: the wheel (cache or download)"
+            ));
             let wheel = options.index.wheel(&package, version)?;
+            progress.done();
             if wheel.downloaded {
                 timings.download += t.elapsed();
                 timings.downloads += 1;
@@ -209,7 +229,17 @@ pub fn run(
     );
     // 3. every release: an earlier verdict on the same inputs, else checked (in parallel:
     // each is a parse, a core read, a smoke, independent of the others).
-    let found: Vec<Option<ReleaseReport>> = all.iter().map(|w| verdicts.get(w)).collect();
+    let found: Vec<Option<ReleaseReport>> = all
+        .iter()
+        .map(|w| {
+            let kept = verdicts.get(w);
+            if kept.is_some() {
+                progress.start(&format!("{} {}: verdict kept", w.package, w.version));
+                progress.done();
+            }
+            kept
+        })
+        .collect();
     let missing: Vec<&Wheel> = all
         .iter()
         .zip(&found)
@@ -229,7 +259,12 @@ pub fn run(
         };
         let checked = missing
             .par_iter()
-            .map(|w| release::check(&cx, w))
+            .map(|w| {
+                progress.start(&format!("{} {}: checking", w.package, w.version));
+                let checked = release::check(&cx, w);
+                progress.done();
+                checked
+            })
             .collect::<Vec<_>>()
             .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
@@ -272,6 +307,7 @@ pub fn run(
         .collect();
     timings.checks = t.elapsed();
     timings.total = started.elapsed();
+    progress.finish();
     Ok((
         Report {
             baseline,
