@@ -234,7 +234,7 @@ pub fn run(
         .map(|w| {
             let kept = verdicts.get(w);
             if kept.is_some() {
-                progress.start(&format!("{} {}: verdict kept", w.package, w.version));
+                progress.start(&format!("{} {}: checking", w.package, w.version));
                 progress.done();
             }
             kept
