@@ -5,8 +5,10 @@
 use std::time::{Duration, Instant};
 
 use mooncake_sos::{MooncakeBundleTransfer, Store, StoreConfig};
-use mooncake_sos_runtime::StoreKind;
 use mooncake_sos_runtime::pyo3::Python;
+use mooncake_sos_runtime::pyo3::prelude::*;
+use mooncake_sos_runtime::pyo3::types::PyBytes;
+use mooncake_sos_runtime::{StoreKind, status};
 use mooncake_sos_tests::{Master, TestEnv, free_port, scenarios};
 
 /// One master and one client for all scenarios: the native client is one per process here.
@@ -25,6 +27,7 @@ fn real_master_round_trips() {
     assert_eq!(store.kind(), StoreKind::Distributed);
     scenarios::flat_dict(&module, &store);
     scenarios::dataproto(&module, &store);
+    key_collision_is_refused_by_the_master_and_keeps_the_first_value(&store);
     // Dropping the Store closes the native client while the master is up, even with a
     // transfer still holding the store object; left open, it would be torn down by the
     // process's exit handlers. (A second test cannot do this in parallel: clients in one
@@ -36,6 +39,31 @@ fn real_master_round_trips() {
     drop(store);
     assert_eq!(master.mounted_bytes(), 0, "the segment is still mounted");
     drop(transfer);
+}
+
+/// Two puts of one key on the real master: the second changes nothing, a get returns the
+/// first value.
+fn key_collision_is_refused_by_the_master_and_keeps_the_first_value(store: &Store) {
+    Python::attach(|py| {
+        let obj = store.object(py);
+        let put = |v: &[u8]| -> i64 {
+            obj.call_method1("put", ("collision-k", PyBytes::new(py, v)))
+                .and_then(|r| r.extract())
+                .expect("put")
+        };
+        assert_eq!(put(b"first"), status::OK);
+        // The real client reports the master's OBJECT_ALREADY_EXISTS as success (0): the
+        // second value is dropped silently. The embedded store says -705 instead (a known
+        // difference, see RELIABILITY.md); both keep the first value.
+        assert_eq!(put(b"second"), status::OK);
+        let got = obj.call_method1("get", ("collision-k",)).expect("get");
+        assert_eq!(got.cast::<PyBytes>().expect("bytes").as_bytes(), b"first");
+        let removed: i64 = obj
+            .call_method1("remove", ("collision-k", true))
+            .and_then(|r| r.extract())
+            .expect("remove");
+        assert_eq!(removed, status::OK);
+    });
 }
 
 #[test]
