@@ -28,6 +28,7 @@ fn real_master_round_trips() {
     scenarios::flat_dict(&module, &store);
     scenarios::dataproto(&module, &store);
     key_collision_is_refused_by_the_master_and_keeps_the_first_value(&store);
+    colliding_transfer_keys_on_the_master_return_the_first_puts_data(&module, &store);
     // Dropping the Store closes the native client while the master is up, even with a
     // transfer still holding the store object; left open, it would be torn down by the
     // process's exit handlers. (A second test cannot do this in parallel: clients in one
@@ -63,6 +64,66 @@ fn key_collision_is_refused_by_the_master_and_keeps_the_first_value(store: &Stor
             .and_then(|r| r.extract())
             .expect("remove");
         assert_eq!(removed, status::OK);
+    });
+}
+
+/// Two transfer puts that pick the same object id (the module's uuid4 pinned) on the real
+/// master: the second "succeeds" (the real client reports a collision as 0) and its ref never
+/// reads its own data; the first ref still reads the first put's. The embedded store refuses it instead (roundtrip_bad.rs): a known
+/// difference, see RELIABILITY.md.
+fn colliding_transfer_keys_on_the_master_return_the_first_puts_data(
+    module: &mooncake_sos_runtime::Module,
+    store: &Store,
+) {
+    use mooncake_sos::{GetOptions, PutOptions, Record};
+    use mooncake_sos_runtime::pyo3::types::PyDict;
+    use mooncake_sos_tests::data::Sample;
+    Python::attach(|py| {
+        let t =
+            MooncakeBundleTransfer::new(py, module, store, &Default::default()).expect("transfer");
+        let globals = PyDict::new(py);
+        globals.set_item("m", module.bind(py)).expect("set");
+        py.run(c"import types, uuid\nsaved = m.uuid\nm.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=7))", Some(&globals), None)
+            .expect("patch uuid");
+        let put = PutOptions {
+            r#type: Some("dict".into()),
+            field_schemas: Some(Sample::schemas()),
+            ..Default::default()
+        };
+        let first_sample = Sample::new(3);
+        let first = t.put(py, &first_sample.record(py), &put);
+        let second = t.put(py, &Sample::new(4).record(py), &put);
+        py.run(c"m.uuid = saved", Some(&globals), None)
+            .expect("restore uuid");
+        let (first, second) = (first.expect("first put"), second.expect("second put"));
+        let get = GetOptions {
+            r#type: Some("dict".into()),
+            ..Default::default()
+        };
+        // The second ref never reads its own data: where its sizes differ from the first's,
+        // a get fails on the size; where they match, it would read the first put's bytes.
+        match t.get(py, &second, &get) {
+            Err(e) => assert!(
+                e.to_string().contains(
+                    "batch_get_into failed for bundle/default/00000000000000000000000000000007/"
+                ),
+                "{e}"
+            ),
+            Ok(got) => first_sample.check(
+                py,
+                &Record::from_object(&got).expect("dict"),
+                &[0, 1, 2],
+                None,
+            ),
+        }
+        let got = t.get(py, &first, &get).expect("get first");
+        first_sample.check(
+            py,
+            &Record::from_object(&got).expect("dict"),
+            &[0, 1, 2],
+            None,
+        );
+        t.cleanup_dataproto(py, &first).expect("cleanup");
     });
 }
 
