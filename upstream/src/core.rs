@@ -12,6 +12,7 @@
 //! - [`images`] checks a module against each image: its core's record, and the modules of the
 //!   package the image has.
 
+pub mod diff;
 mod fit;
 pub mod images;
 pub mod model;
@@ -20,6 +21,8 @@ pub mod read;
 pub mod record;
 pub(crate) mod run;
 pub mod table;
+pub mod users;
+pub mod users_check;
 pub mod uses;
 pub mod wheel;
 

@@ -2,6 +2,7 @@
 //! `cores/`, check the records for drift, and check the images' recorded cores offline
 //! against api.toml's `[[native]]` needs.
 
+use crate::core_diff::{self, Form};
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::Reading;
@@ -14,14 +15,22 @@ use mooncake_sos_upstream::core::{CoreSurface, model::Member};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["wheels", "images"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["wheels", "images", "diff"])))]
 pub struct Args {
     /// Wheels whose native core is read (the package's `store` extension module).
     #[arg(value_name = "WHEEL")]
     wheels: Vec<PathBuf>,
-    /// Print the surfaces as a JSON array instead of one summary line per core.
+    /// Print the surfaces as a JSON array instead of one summary line per core (with
+    /// --diff: the diff as JSON).
     #[arg(long, conflicts_with_all = ["record", "check"])]
     json: bool,
+    /// What the NEW core breaks for code written against OLD (each a wheel or a cores/
+    /// record), and what it adds; exit 1 when anything breaks.
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["wheels", "record", "check", "images"])]
+    diff: Vec<PathBuf>,
+    /// With --diff: print the diff as Markdown.
+    #[arg(long, requires = "diff", conflicts_with = "json")]
+    markdown: bool,
     /// Write each surface to cores/<package>-<version>.json (nothing is written if any wheel
     /// fails).
     #[arg(long, conflicts_with = "check")]
@@ -45,6 +54,14 @@ pub fn run(args: &Args) -> Result {
     let api = &manifest.api;
     let root = manifest.root().to_path_buf();
     let reader = args.reading.reader()?;
+    if !args.diff.is_empty() {
+        let form = match (args.json, args.markdown) {
+            (true, _) => Form::Json,
+            (_, true) => Form::Markdown,
+            _ => Form::Text,
+        };
+        return core_diff::run(&reader, &api.upstream.native_module, &args.diff, form);
+    }
     // Every wheel is read before anything is printed or written.
     let mut surfaces = Vec::new();
     for wheel in &args.wheels {

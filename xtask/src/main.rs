@@ -5,14 +5,15 @@
 
 mod adopt;
 mod bench;
-mod bounded;
 mod bump;
 mod core;
+mod core_diff;
 mod exit;
 mod manifest;
 mod matrix;
 mod regen;
 mod upstream;
+mod users;
 mod verify;
 mod verify_consumer;
 mod verify_fix;
@@ -43,6 +44,8 @@ enum Command {
     Matrix(matrix::Args),
     /// Read wheels' native cores; record image cores in cores/ and check them.
     Core(core::Args),
+    /// Record the images' other users of the package (consumers/) and check them across pins.
+    Users(users::Args),
     /// Move the upstream pin to a commit whose module carries the API, then regen.
     Bump(bump::Args),
     /// Releases on the package index x the contract; per image the transition they allow.
@@ -61,12 +64,16 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let result = match Cli::parse().command {
+    let command = Cli::parse().command;
+    // Scratch directories of earlier runs that were killed before they could remove them.
+    mooncake_sos_upstream::bounded::sweep_stale(&std::env::temp_dir());
+    let result = match command {
         Command::Regen(args) => regen::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Matrix(args) => matrix::run(&args),
         Command::Bump(args) => bump::run(&args),
         Command::Core(args) => core::run(&args),
+        Command::Users(args) => users::run(&args),
         Command::Watch(args) => watch::run(&args),
         Command::Adopt(args) => adopt::run(&args),
         Command::BenchVerify(args) => bench::run(&args),

@@ -230,6 +230,16 @@ pub struct Image {
     pub build_py: Option<BuildPyVariant>,
     /// The native core the image runs on.
     pub core: ImageCore,
+    /// The base image's other users of the package (its framework, e.g. sglang), whose
+    /// recorded uses `verify` checks across a pin (`consumers/<package>-<version>.json`).
+    pub users: Vec<ImageUser>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImageUser {
+    /// The distribution, normalised (`sglang`).
+    pub package: String,
+    pub version: String,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -185,6 +185,9 @@ pub struct RawImage {
     /// The native core the image runs on, when its base image does not install it from a wheel.
     #[serde(default)]
     pub core: Option<S<RawImageCore>>,
+    /// The base image's other users of the package, `"dist==version"` each (sglang).
+    #[serde(default)]
+    pub users: Vec<S<String>>,
 }
 
 /// Keys whose values are prose: they may hold line breaks (renderers wrap or quote them).

@@ -26,7 +26,7 @@ fn record(root: &Path, package: &str, version: &str, group_ids: bool, modules: &
         serde_json::json!({})
     };
     let surface = serde_json::json!({
-        "format": 2,
+        "format": 3,
         "wheel": {"package": package, "version": version, "sha256": "00"},
         "core": {"module": "mooncake.store", "file": "mooncake/store.so", "sha256": "11"},
         "classes": {"ReplicateConfig": {

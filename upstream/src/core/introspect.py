@@ -1,6 +1,11 @@
 """Prints the surface of a native module (a pybind11 core such as mooncake.store) as JSON.
 
-Usage: python3 -I introspect.py MODULE
+Usage: python3 -I introspect.py MODULE [EXTENSIONS [PYTHON_MODULES]]
+
+EXTENSIONS and PYTHON_MODULES are comma-separated dotted names of the wheel's other modules:
+each extension is read like MODULE in a forked child (one that does not import, such as a
+torch-specific build without torch, is recorded with its error); each pure-Python module's
+public names are read from its source with `ast`, never imported.
 
 Run by `mooncake_sos_upstream::core` in a throwaway venv; standard library only. Every class
 (its methods with their pybind11 docstring overloads, properties and values), every function
@@ -172,18 +177,8 @@ def describe_class(cls):
     }
 
 
-def main():
-    name = sys.argv[1]
-    # Only the surface goes to stdout: whatever the core itself prints (at import, in a
-    # constructor, in a forked child) is sent to stderr instead.
-    out = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    try:
-        module = importlib.import_module(name)
-    except BaseException as exc:  # a missing system library raises ImportError from dlopen
-        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-        sys.exit(3)
-    surface = {"module": name, "classes": {}, "functions": {}, "values": {}}
+def read_module(module):
+    surface = {"classes": {}, "functions": {}, "values": {}}
     for attr in sorted(dir(module)):
         if attr.startswith("__"):
             continue
@@ -196,7 +191,130 @@ def main():
             surface["functions"][attr] = {"overloads": overloads(obj, attr)}
         else:
             surface["values"][attr] = {"type": type(obj).__name__}
+    return surface
+
+
+def in_child(work, seconds):
+    """`work()`'s JSON from a forked child under a deadline; a crash or hang is an error."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        signal.alarm(seconds)
+        try:
+            data = json.dumps(work()).encode()
+        except BaseException as exc:
+            data = json.dumps({"unread": clean(f"{type(exc).__name__}: {exc}")}).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_end, view):]
+        os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        if os.WIFSIGNALED(status):
+            return {"unread": f"reading it killed the process with signal {os.WTERMSIG(status)}"}
+        return {"unread": "reading it printed nothing"}
+
+
+def clean(text):
+    """An error without the throwaway venv's path, so records do not change between runs."""
+    return ADDRESS.sub(r"<\1>", text.replace(sys.prefix, "<venv>"))
+
+
+def public_names(path):
+    """The names a module binds at top level (also under `if` / `try`) that `from m import X`
+    can take: `__all__` when it is a literal list, else every name not starting with `_`."""
+    import ast
+
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+
+    def bind(target):
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+
+    def scan(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    bind(t)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                bind(node.target)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    names.add((a.asname or a.name).split(".")[0])
+            elif isinstance(node, ast.If):
+                scan(node.body)
+                scan(node.orelse)
+            elif isinstance(node, ast.Try):
+                scan(node.body)
+                scan(node.orelse)
+                scan(node.finalbody)
+                for h in node.handlers:
+                    scan(h.body)
+            elif isinstance(node, ast.With):
+                scan(node.body)
+    scan(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            try:
+                listed = ast.literal_eval(node.value)
+            except ValueError:
+                break
+            return sorted(set(listed))
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def python_module(package_dir, top, name):
+    rel = name.split(".")[1:] if name != top else []
+    base = os.path.join(package_dir, *rel)
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            try:
+                return public_names(path)
+            except (SyntaxError, ValueError, OSError) as exc:
+                return {"unread": clean(f"{type(exc).__name__}: {exc}")}
+    return {"unread": "no source file"}
+
+
+def main():
+    name = sys.argv[1]
+    extensions = [e for e in (sys.argv[2] if len(sys.argv) > 2 else "").split(",") if e]
+    python = [p for p in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if p]
+    # Only the surface goes to stdout: whatever the core itself prints (at import, in a
+    # constructor, in a forked child) is sent to stderr instead.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    try:
+        module = importlib.import_module(name)
+    except BaseException as exc:  # a missing system library raises ImportError from dlopen
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(3)
+    surface = {"module": name, **read_module(module)}
     surface["file"] = getattr(module, "__file__", None)
+    surface["extensions"] = {
+        e: in_child(lambda e=e: read_module(importlib.import_module(e)), CHILD_SECONDS * 6)
+        for e in extensions
+    }
+    top = name.split(".")[0]
+    package_dir = os.path.dirname(importlib.import_module(top).__file__)
+    surface["python"] = {p: python_module(package_dir, top, p) for p in python}
     json.dump(surface, out, indent=1, sort_keys=True)
     out.write("\n")
     out.flush()

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 /// Bumped when the shape of [`CoreSurface`] changes; a record of another format is refused.
 /// 2: `modules`, the modules of the wheel's package.
-pub const FORMAT: u32 = 2;
+/// 3: `extensions` (every other extension module's surface) and `python` (each pure-Python
+///    module's public names): the whole package.
+pub const FORMAT: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +25,41 @@ pub struct CoreSurface {
     /// Every module of the wheel's top-level package (the core's, e.g. `mooncake`), by dotted
     /// name: what a module put over this wheel can import. Read from the wheel's file list.
     pub modules: BTreeMap<String, ModuleKind>,
+    /// Every other extension module of the package (`mooncake.engine`, the torch-specific
+    /// `mooncake.ep_2_12_1` builds, ...): its surface, or why it could not be read.
+    #[serde(default)]
+    pub extensions: BTreeMap<String, Read<Namespace>>,
+    /// Every pure-Python module and package: the names `from M import X` can take, read from
+    /// its source (never imported).
+    #[serde(default)]
+    pub python: BTreeMap<String, Read<Vec<String>>>,
+}
+
+/// A module's classes, functions and values, as the core's own are recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Namespace {
+    pub classes: BTreeMap<String, Class>,
+    pub functions: BTreeMap<String, Function>,
+    pub values: BTreeMap<String, Value>,
+}
+
+/// What was read of a module, or why nothing could be: an extension that does not import here
+/// (a torch-specific build without torch, a plain shared library), a source that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Read<T> {
+    Read(T),
+    Unread { unread: String },
+}
+
+impl<T> Read<T> {
+    pub fn read(&self) -> Option<&T> {
+        match self {
+            Read::Read(t) => Some(t),
+            Read::Unread { .. } => None,
+        }
+    }
 }
 
 /// What provides a module of the package.
@@ -167,4 +204,6 @@ pub(crate) struct Introspected {
     pub classes: BTreeMap<String, Class>,
     pub functions: BTreeMap<String, Function>,
     pub values: BTreeMap<String, Value>,
+    pub extensions: BTreeMap<String, Read<Namespace>>,
+    pub python: BTreeMap<String, Read<Vec<String>>>,
 }

@@ -4,7 +4,7 @@ use super::*;
 
 fn core() -> CoreSurface {
     serde_json::from_value(serde_json::json!({
-        "format": 2,
+        "format": 3,
         "wheel": {"package": "p", "version": "1", "sha256": "00"},
         "core": {"module": "m.store", "file": "m/store.so", "sha256": "11"},
         "classes": {

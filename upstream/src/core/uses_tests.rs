@@ -82,7 +82,7 @@ fn uses_become_requirements_once_each_at_their_first_line() {
 
 fn core(store_members: serde_json::Value, config_members: serde_json::Value) -> CoreSurface {
     serde_json::from_value(serde_json::json!({
-        "format": 2,
+        "format": 3,
         "wheel": {"package": "p", "version": "1", "sha256": "00"},
         "core": {"module": "mooncake.store", "file": "mooncake/store.so", "sha256": "11"},
         "classes": {

@@ -6,6 +6,7 @@
 //! (an interrupted run resumes at the first release not in the cache), every wheel is
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
+use super::links;
 use crate::core::run::{StepError, bounded, tail};
 use crate::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
 use crate::version::{Release, compare};
@@ -117,6 +118,7 @@ impl Index {
                 "--offline: this release's wheel is not in the cache; run watch online once",
             ));
         }
+        let listed = links::vetted_page(self.url.as_deref(), package, &label, self.timeout)?;
         // pip keeps what it finished in its --dest and skips it next time: an interrupted
         // run resumes here.
         let partial = self
@@ -132,6 +134,21 @@ impl Index {
         self.index_args(&mut cmd);
         self.run(cmd, &label, "downloading its wheel")?;
         let wheel = self.settle(&partial, package, version)?;
+        // What pip fetched is the file the checked page lists (when it gives a hash).
+        if let Some(want) = listed
+            .as_deref()
+            .and_then(|page| links::listed_sha256(page, &wheel.file))
+            && want != wheel.sha256
+        {
+            let _ = std::fs::remove_dir_all(wheel.path.parent().unwrap_or(&wheel.path));
+            return Err(LoadError::new(
+                &label,
+                format!(
+                    "{} has sha256 {}, the index page lists {want}",
+                    wheel.file, wheel.sha256
+                ),
+            ));
+        }
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, json.as_bytes(), &label)?;
         Ok(Wheel {
@@ -329,21 +346,20 @@ impl Index {
         }
     }
 
-    fn run(&self, cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
-        let work = tempfile::Builder::new()
-            .prefix("mooncake-sos-pip-")
-            .tempdir()
-            .map_err(|e| {
-                LoadError::new(label, format!("cannot make a temporary directory: {e}"))
-            })?;
-        let done =
-            bounded(cmd, work.path(), "pip", Instant::now() + self.timeout).map_err(|e| {
-                let why = match e {
-                    StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
-                    StepError::Failed(m) => m,
-                };
-                LoadError::new(label, format!("pip, {doing}: {why}"))
-            })?;
+    fn run(&self, mut cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
+        // pip's own temporary files go in a scratch directory, so they go with it on every
+        // path (and a killed run's are swept at the next start).
+        let work = crate::bounded::scratch("pip").map_err(|e| {
+            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
+        })?;
+        cmd.env("TMPDIR", work.path());
+        let done = bounded(cmd, Instant::now() + self.timeout).map_err(|e| {
+            let why = match e {
+                StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
+                StepError::Failed(m) => m,
+            };
+            LoadError::new(label, format!("pip, {doing}: {why}"))
+        })?;
         if !done.status.success() {
             return Err(LoadError::new(
                 label,

@@ -174,6 +174,7 @@ impl Validator<'_> {
             }
         };
         let core = self.image_core(id, img, &layer);
+        let users = r.users.iter().filter_map(|u| self.user(u)).collect();
         Image {
             id: id.to_string(),
             dockerfile,
@@ -182,6 +183,29 @@ impl Validator<'_> {
             layer,
             build_py,
             core,
+            users,
+        }
+    }
+
+    /// `"dist==version"`: a user of the package, pinned to one release.
+    fn user(&mut self, value: &S<String>) -> Option<ImageUser> {
+        let text = value.get_ref();
+        match text.split_once("==") {
+            Some((package, version)) if is_dist_name(package) && is_version(version) => {
+                Some(ImageUser {
+                    package: package.to_owned(),
+                    version: version.to_owned(),
+                })
+            }
+            _ => {
+                self.error(
+                    value,
+                    format!(
+                        "invalid user {text:?}: write `dist==version`, e.g. \"sglang==0.5.16\""
+                    ),
+                );
+                None
+            }
         }
     }
 

@@ -1,0 +1,190 @@
+//! A recorded user's uses across a pin: each use the base image's core served must be served
+//! by the pinned core the same way. A use the base did not serve either is pre-existing (a
+//! warning); a probed member that disappears is a warning naming the fallback now taken.
+
+use super::fit::fits_any;
+use super::model::{CoreSurface, Member, Namespace, Read};
+use super::users::{UseAccess, UserRecord, UserUse};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsersVerdict {
+    /// Uses checked (each served by the base).
+    pub checked: usize,
+    /// `FILE:LINE: MEMBER: image ID: served by the base core X, WHY in the pinned Y`.
+    pub failures: Vec<String>,
+    /// Pre-existing misses and probed members gone.
+    pub warnings: Vec<String>,
+}
+
+/// Whether `core` serves `usage`: `Err` says how not.
+pub fn serves(core: &CoreSurface, usage: &UserUse) -> Result<(), String> {
+    let module = usage.module.as_str();
+    if !core.modules.contains_key(module) {
+        return Err(format!("no module {module}"));
+    }
+    if usage.member.is_empty() {
+        return Ok(());
+    }
+    let core_ns;
+    let namespace = if module == core.core.module {
+        core_ns = Namespace {
+            classes: core.classes.clone(),
+            functions: core.functions.clone(),
+            values: core.values.clone(),
+        };
+        &core_ns
+    } else {
+        match core.extensions.get(module) {
+            Some(Read::Read(ns)) => ns,
+            // Not read here (a torch build): its members cannot be told, so nothing is ruled out.
+            _ => return Ok(()),
+        }
+    };
+    member(namespace, &usage.member, &usage.access)
+}
+
+fn member(ns: &Namespace, path: &str, access: &UseAccess) -> Result<(), String> {
+    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
+    if rest.is_empty() {
+        if let Some(f) = ns.functions.get(head) {
+            return call(&f.overloads, access);
+        }
+        if ns.classes.contains_key(head) || ns.values.contains_key(head) {
+            // A class called constructs it: its `__init__` overloads.
+            return match (ns.classes.get(head), access) {
+                (Some(class), UseAccess::Call { .. }) => match class.members.get("__init__") {
+                    Some(init) => call(init.overloads().unwrap_or_default(), access),
+                    None => Ok(()),
+                },
+                _ => Ok(()),
+            };
+        }
+        return Err("absent".into());
+    }
+    let Some(class) = ns.classes.get(head) else {
+        return Err(format!("class {head} absent"));
+    };
+    let name = rest.split('.').next().unwrap_or(rest);
+    let Some(found) = class.members.get(name) else {
+        return Err("absent".into());
+    };
+    match (found, access) {
+        (Member::Property { readonly: true }, UseAccess::Write) => Err("read-only".into()),
+        (m, UseAccess::Call { .. }) if m.overloads().is_some() => {
+            call(m.overloads().unwrap_or_default(), access)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn call(overloads: &[String], access: &UseAccess) -> Result<(), String> {
+    match access.shape() {
+        Some(shape) => fits_any(overloads, &shape).map_err(|why| {
+            format!(
+                "the call does not fit ({why}; overloads: {})",
+                overloads.join(" | ")
+            )
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The torch-specific builds a user on `torch` (`torch==2.11.0`) needs: `mooncake.ep_2_11_0`
+/// and `mooncake.pg_2_11_0`, when the user imports `mooncake.ep` / `mooncake.pg`.
+fn torch_builds(user: &UserRecord) -> Vec<(String, &UserUse)> {
+    let Some(version) = user
+        .torch
+        .as_deref()
+        .and_then(|t| t.split_once("=="))
+        .map(|(_, v)| v.trim().replace('.', "_"))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for u in &user.uses {
+        for loader in ["mooncake.ep", "mooncake.pg"] {
+            if u.module == loader
+                && u.member.is_empty()
+                && !out.iter().any(|(m, _)| *m == format!("{loader}_{version}"))
+            {
+                out.push((format!("{loader}_{version}"), u));
+            }
+        }
+    }
+    out
+}
+
+pub fn check(
+    image: &str,
+    user: &UserRecord,
+    base: &CoreSurface,
+    pinned: &CoreSurface,
+) -> UsersVerdict {
+    let mut verdict = UsersVerdict {
+        checked: 0,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let at = |u: &UserUse| format!("{}:{}", u.file, u.line);
+    let subject = |u: &UserUse| {
+        if u.member.is_empty() {
+            u.module.clone()
+        } else {
+            format!("{}.{}", u.module, u.member)
+        }
+    };
+    for u in &user.uses {
+        match (serves(base, u), serves(pinned, u)) {
+            (Ok(()), Ok(())) => verdict.checked += 1,
+            (Ok(()), Err(why)) => {
+                verdict.checked += 1;
+                let line = format!(
+                    "{}: {}: image {image}: served by the base core {}, {why} in the pinned {}",
+                    at(u),
+                    subject(u),
+                    base.wheel.version,
+                    pinned.wheel.version
+                );
+                match &u.guard {
+                    Some(g) if u.access == UseAccess::Probe => verdict
+                        .warnings
+                        .push(format!("{line} (probed: {g}; the fallback is now taken)")),
+                    _ => verdict.failures.push(line),
+                }
+            }
+            (Err(_), _) if u.access == UseAccess::Probe => verdict.warnings.push(format!(
+                "{}: {}: image {image}: probed, absent from the base core {} too: the fallback \
+                 is taken before and after the pin",
+                at(u),
+                subject(u),
+                base.wheel.version
+            )),
+            (Err(why), _) => verdict.warnings.push(format!(
+                "{}: {}: image {image}: pre-existing: not served by the base core {} either ({why})",
+                at(u),
+                subject(u),
+                base.wheel.version
+            )),
+        }
+    }
+    for (build, u) in torch_builds(user) {
+        let torch = user.torch.as_deref().unwrap_or_default();
+        match (base.modules.contains_key(&build), pinned.modules.contains_key(&build)) {
+            (true, true) => verdict.checked += 1,
+            (true, false) => verdict.failures.push(format!(
+                "{}: {build}: image {image}: {} requires {torch}: its build is in the base core {}, absent from the pinned {}",
+                at(u),
+                user.package,
+                base.wheel.version,
+                pinned.wheel.version
+            )),
+            (false, _) => verdict.warnings.push(format!(
+                "{}: {build}: image {image}: pre-existing: {} requires {torch}, which the base core {} has no build for",
+                at(u),
+                user.package,
+                base.wheel.version
+            )),
+        }
+    }
+    verdict
+}
