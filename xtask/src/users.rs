@@ -7,7 +7,7 @@ use crate::manifest::ManifestArg;
 use mooncake_sos_codegen::model::{Api, Layer};
 use mooncake_sos_upstream::core::model::Read;
 use mooncake_sos_upstream::core::users::{self, UserRecord};
-use mooncake_sos_upstream::core::users_check::check;
+use mooncake_sos_upstream::core::users_check::{UsersVerdict, check};
 use mooncake_sos_upstream::core::{CoreSurface, record};
 use std::path::{Path, PathBuf};
 
@@ -81,9 +81,34 @@ fn derive(api: &Api, root: &Path, wheel: &Path) -> Result<UserRecord> {
     )))
 }
 
-/// Every pin image's users against its base and pinned cores; `Failed` on any miss.
-pub fn check_pins(api: &Api, root: &Path) -> Result {
-    let mut outcome = Outcome::Ok;
+/// One pin image's recorded user, checked across the pin.
+pub struct PinUser {
+    pub image: String,
+    pub user: UserRecord,
+    pub base: String,
+    pub pinned: String,
+    pub verdict: UsersVerdict,
+}
+
+impl PinUser {
+    /// `sglang 0.5.16: 50 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} {}: {} uses across the {} pin {} -> {}",
+            self.user.package,
+            self.user.version,
+            self.verdict.checked,
+            self.image,
+            self.base,
+            self.pinned
+        )
+    }
+}
+
+/// Every pin image's users against its base and pinned cores. A user with no record, or a
+/// record that is not one, is bad input naming the command that writes it.
+pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>> {
+    let mut out = Vec::new();
     for image in &api.images {
         let Layer::Pin {
             base_package,
@@ -91,16 +116,11 @@ pub fn check_pins(api: &Api, root: &Path) -> Result {
             release,
         } = &image.layer
         else {
-            if !image.users.is_empty() {
-                println!(
-                    "image {}: strategy {}: the package's native modules are the base's own, \
-                     so its users' uses are not checked across a pin",
-                    image.id,
-                    image.layer.strategy()
-                );
-            }
             continue;
         };
+        if image.users.is_empty() {
+            continue;
+        }
         let load = |version: &str| -> Result<CoreSurface> {
             Ok(record::load(&record::path(root, base_package, version))?)
         };
@@ -108,38 +128,59 @@ pub fn check_pins(api: &Api, root: &Path) -> Result {
         for user in &image.users {
             let path = users::path(root, &user.package, &user.version);
             if !path.exists() {
-                println!(
-                    "image {}: no record of its user {} {} ({}): run `cargo xtask users --record WHEEL`",
+                return Err(BadInput(format!(
+                    "{}: error: image {}'s user {} {} has no record: run `cargo xtask users \
+                     --record WHEEL` on its wheel",
+                    path.display(),
                     image.id,
                     user.package,
-                    user.version,
-                    users::relative_path(&user.package, &user.version)
-                );
-                outcome = Outcome::Failed;
-                continue;
+                    user.version
+                )));
             }
             let record = users::load(&path)?;
             let verdict = check(&image.id, &record, &base, &pinned);
-            for w in &verdict.warnings {
-                println!("warning: {w}");
-            }
-            for f in &verdict.failures {
-                println!("{f}");
-            }
+            out.push(PinUser {
+                image: image.id.clone(),
+                user: record,
+                base: base.wheel.version.clone(),
+                pinned: pinned.wheel.version.clone(),
+                verdict,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `cargo xtask users`: each pin user's warnings and misses, and a line per user; `Failed` on
+/// any miss. Images of other strategies say why they are not checked.
+pub fn check_pins(api: &Api, root: &Path) -> Result {
+    for image in api.images.iter().filter(|i| !i.users.is_empty()) {
+        if !matches!(image.layer, Layer::Pin { .. }) {
             println!(
-                "image {}: {} {}'s uses across the pin {} -> {}: {} checked, {} broken, {} warnings",
+                "image {}: strategy {}: the base's own native modules stay, so its users' uses \
+                 are not checked across a pin",
                 image.id,
-                record.package,
-                record.version,
-                base.wheel.version,
-                pinned.wheel.version,
-                verdict.checked,
-                verdict.failures.len(),
-                verdict.warnings.len()
+                image.layer.strategy()
             );
-            if !verdict.failures.is_empty() {
-                outcome = Outcome::Failed;
-            }
+        }
+    }
+    let mut outcome = Outcome::Ok;
+    for pin in pin_users(api, root)? {
+        for w in &pin.verdict.warnings {
+            println!("warning: {w}");
+        }
+        for f in &pin.verdict.failures {
+            println!("{f}");
+        }
+        println!(
+            "image {}: {}: {} broken, {} warnings",
+            pin.image,
+            pin.summary(),
+            pin.verdict.failures.len(),
+            pin.verdict.warnings.len()
+        );
+        if !pin.verdict.failures.is_empty() {
+            outcome = Outcome::Failed;
         }
     }
     Ok(outcome)

@@ -100,15 +100,23 @@ fn torch_builds(user: &UserRecord) -> Vec<(String, &UserUse)> {
     else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for u in &user.uses {
-        for loader in ["mooncake.ep", "mooncake.pg"] {
-            if u.module == loader
-                && u.member.is_empty()
-                && !out.iter().any(|(m, _)| *m == format!("{loader}_{version}"))
-            {
-                out.push((format!("{loader}_{version}"), u));
-            }
+    // The use to name: one the user does not catch a failure of, if any (an import in a
+    // `try` falls back; a lazy one in a function still fails when called).
+    let caught = |u: &UserUse| {
+        u.guard
+            .as_deref()
+            .is_some_and(|g| g.starts_with("a failure is caught"))
+    };
+    let mut out: Vec<(String, &UserUse)> = Vec::new();
+    for loader in ["mooncake.ep", "mooncake.pg"] {
+        let imports = user
+            .uses
+            .iter()
+            .filter(|u| u.module == loader && u.member.is_empty());
+        let mut imports: Vec<&UserUse> = imports.collect();
+        imports.sort_by_key(|u| caught(u));
+        if let Some(u) = imports.first() {
+            out.push((format!("{loader}_{version}"), u));
         }
     }
     out
@@ -138,8 +146,9 @@ pub fn check(
             (Ok(()), Ok(())) => verdict.checked += 1,
             (Ok(()), Err(why)) => {
                 verdict.checked += 1;
+                let prep = if why == "absent" { "from" } else { "in" };
                 let line = format!(
-                    "{}: {}: image {image}: served by the base core {}, {why} in the pinned {}",
+                    "{}: {}: image {image}: served by the base core {}, {why} {prep} the pinned {}",
                     at(u),
                     subject(u),
                     base.wheel.version,
@@ -188,3 +197,7 @@ pub fn check(
     }
     verdict
 }
+
+#[cfg(test)]
+#[path = "users_check_tests.rs"]
+mod tests;

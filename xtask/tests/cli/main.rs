@@ -23,5 +23,6 @@ mod verify;
 mod verify_consumer;
 mod verify_images;
 mod verify_surface;
+mod verify_users;
 mod watch;
 mod watch_outputs;
