@@ -51,14 +51,20 @@ echo "docker-e2e: base images ready in $((SECONDS - start)) s"
 log="$(mktemp)"
 trap 'cleanup; rm -f "$log"' EXIT
 # Two builds at a time: the engine does the work, one build per core.
-cargo test -p mooncake-sos-tests --test docker_cuda --test docker_rocm --test docker_native \
+# --no-fail-fast: a failing binary does not hide the results of the ones after it.
+cargo test --no-fail-fast -p mooncake-sos-tests --test docker_cuda --test docker_rocm --test docker_native \
     --test docker_layers --test docker_pin \
     -- --test-threads 2 "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 read -r passed failed < <(awk '/^test result:/ {
         for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
     END { print p + 0, f + 0 }' "$log")
-# A test binary that died (or did not build) counts as one failure more.
+if grep -q '^error: could not compile' "$log"; then
+    echo "docker-e2e: the docker test binaries did not build (the compiler's errors are above)" >&2
+    failed=$((failed + 1))
+fi
+# A test binary that died (a signal, an abort) counts as one failure more each.
+failed=$((failed + $(grep -c "process didn't exit successfully.*(signal" "$log")))
 if [[ $status -ne 0 && $failed -eq 0 ]]; then
     failed=1
 fi

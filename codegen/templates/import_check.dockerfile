@@ -6,8 +6,9 @@ ARG {{ c.arg_prefix }}_SHIM_DIR=/opt/{{ c.name }} \
     {{ c.arg_prefix }}_DRIVER_STUB=/usr/local/cuda/lib64/stubs/libcuda.so
 COPY {{ c.shim_copy_from }} {{ c.var("SHIM_DIR") }}/{{ c.shim_file }}
 # Build-time check: load the native core ({{ c.native_module }}), import every symbol api.toml lists
-# and each class's methods, install the shim and run its full check (parameters, defaults,
-# native requirements), then its smoke: the consumer's scenarios (api.toml [[scenario]]) against
+# and each class's methods, install the shim (proving by its path that `python3 -m` runs it)
+# and run its full check (parameters, defaults, native requirements), then its smoke: the
+# consumer's scenarios (api.toml [[scenario]]) against
 # the loaded core and a master of the installed wheel on loopback, so a core that cannot serve
 # the consumer fails the build with the scenario, the call and the status. A miss fails the
 # build and names what is missing. {{ c.arg_prefix }}_SMOKE=0 skips the smoke (the log says so).
@@ -57,6 +58,8 @@ RUN set -eu; \
     python3 -c "{{ c.import_check }}"; \
     site="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
     install -m 0644 "{{ c.var("SHIM_DIR") }}/{{ c.shim_file }}" "$site/{{ c.shim_file }}"; \
+    found="$(python3 -c 'import importlib.util as u, os, sys; s = u.find_spec(sys.argv[1]); o = s.origin if s else ""; print(o); sys.exit(0 if os.path.isfile(o) and os.path.samefile(o, sys.argv[2]) else 1)' {{ c.shim_module }} "$site/{{ c.shim_file }}")" \
+        || fail "python3 -m {{ c.shim_module }} would run ${found:-nothing}, not the shim installed at $site/{{ c.shim_file }}: another module has its name ([shim] module in api.toml)"; \
     if [ "$load" = yes ]; then \
         python3 -m {{ c.shim_module }}; \
         if [ "{{ c.var("SMOKE") }}" = 1 ]; then \

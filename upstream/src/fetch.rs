@@ -3,10 +3,9 @@
 
 use crate::source::{LoadError, ModuleSource, sha256_hex};
 use mooncake_sos_codegen::model::Upstream;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Where to download from and where to keep the files.
 #[derive(Clone, Debug)]
@@ -112,49 +111,26 @@ pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err("the URL must start with http:// or https://".into());
     }
-    let mut child = Command::new("python3")
-        .args(["-c", URLLIB_GET, url])
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", URLLIB_GET, url])
         .arg(limits.max_bytes.to_string())
-        .arg(limits.timeout.as_secs_f64().to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("downloads run python3's urllib: cannot run python3: {e}"))?;
-    // Read both pipes while waiting, each bounded, so neither a full pipe nor a chatty
-    // child can stall or swell this process.
-    let bounded = |pipe: Option<Box<dyn Read + Send>>, cap: usize| {
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            if let Some(p) = pipe {
-                let _ = p.take(cap as u64).read_to_end(&mut out);
-            }
-            out
-        })
-    };
-    let stdout = bounded(
-        child.stdout.take().map(|p| Box::new(p) as _),
-        limits.max_bytes + 1,
-    );
-    let stderr = bounded(child.stderr.take().map(|p| Box::new(p) as _), 64 << 10);
+        .arg(limits.timeout.as_secs_f64().to_string());
     // urllib's timeout is per socket operation; this bounds the whole download.
-    let deadline = Instant::now() + limits.timeout + Duration::from_secs(5);
-    let status = loop {
-        match child.try_wait().map_err(|e| e.to_string())? {
-            Some(status) => break status,
-            None if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "no complete response within {} s",
-                    limits.timeout.as_secs()
-                ));
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
+    let bound = crate::bounded::Limits {
+        max_capture: limits.max_bytes + 1,
+        ..crate::bounded::Limits::within(limits.timeout + Duration::from_secs(5))
     };
-    let body = stdout.join().unwrap_or_default();
-    let message = String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned();
+    let done = crate::bounded::run(&mut cmd, &bound).map_err(|e| match e {
+        crate::bounded::Error::Spawn(e) => {
+            format!("downloads run python3's urllib: cannot run python3: {e}")
+        }
+        crate::bounded::Error::TimedOut(_) => {
+            format!("no complete response within {} s", limits.timeout.as_secs())
+        }
+        crate::bounded::Error::Wait(e) => e.to_string(),
+    })?;
+    let (status, body) = (done.status, done.stdout);
+    let message = String::from_utf8_lossy(&done.stderr).into_owned();
     if !status.success() {
         return Err(if message.is_empty() {
             format!("python3 failed ({status})")

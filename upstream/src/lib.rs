@@ -7,12 +7,15 @@
 //! [`surface`] derives what the module uses of the native core and of its package and checks it
 //! against the manifest's `[[native]]` and `[[sibling]]` declarations.
 
+pub mod bounded;
 pub mod check;
 pub mod consumer;
 pub mod core;
 pub mod default_expr;
 pub mod extract;
 pub mod fetch;
+pub mod fix;
+pub mod isolate;
 pub mod matrix;
 pub mod nesting;
 pub mod pin;

@@ -5,7 +5,6 @@
 
 mod adopt;
 mod bench;
-mod bounded;
 mod bump;
 mod core;
 mod core_diff;
@@ -17,6 +16,7 @@ mod upstream;
 mod users;
 mod verify;
 mod verify_consumer;
+mod verify_fix;
 mod verify_python;
 mod verify_surface;
 mod watch;
@@ -64,7 +64,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let result = match Cli::parse().command {
+    let command = Cli::parse().command;
+    // Scratch directories of earlier runs that were killed before they could remove them.
+    mooncake_sos_upstream::bounded::sweep_stale(&std::env::temp_dir());
+    let result = match command {
         Command::Regen(args) => regen::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Matrix(args) => matrix::run(&args),

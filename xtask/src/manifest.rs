@@ -22,7 +22,7 @@ pub struct ManifestArg {
 impl ManifestArg {
     pub fn path(&self) -> Result<PathBuf> {
         match &self.manifest {
-            Some(path) => Ok(path.clone()),
+            Some(path) => absolute(path),
             None => Ok(repo_root()?.join(FILE_NAME)),
         }
     }
@@ -30,6 +30,20 @@ impl ManifestArg {
     pub fn load(&self) -> Result<Manifest> {
         Manifest::load(&self.path()?)
     }
+}
+
+/// `path` from the working directory, its directory resolved (symlinks included), its file
+/// name kept: outputs are planned against the same directory the writes check, whatever the
+/// working directory and however the manifest is named (a symlinked api.toml stays one, and
+/// an edit replaces the file it points to).
+fn absolute(path: &Path) -> Result<PathBuf> {
+    let dir = root_of(path);
+    let file = path
+        .file_name()
+        .ok_or_else(|| BadInput(format!("error: --manifest {}: not a file", path.display())))?;
+    let dir = std::fs::canonicalize(dir)
+        .map_err(|e| BadInput(format!("error: --manifest {}: {e}", path.display())))?;
+    Ok(dir.join(file))
 }
 
 /// The checkout this run works on, found at run time, never baked in at build time (a

@@ -9,6 +9,7 @@ use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::core::read::Reader;
 use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::fetch::Fetch;
+use mooncake_sos_upstream::isolate::Isolation;
 use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use mooncake_sos_upstream::watch;
 use std::path::PathBuf;
@@ -133,6 +134,10 @@ pub struct Reading {
     /// Read every core afresh (the cache is target/mooncake-sos/cores/).
     #[arg(long)]
     pub no_cache: bool,
+    /// Run the wheels' code (a core's import, the smoke) on this host when no isolation
+    /// (Linux namespaces through `unshare`) works here.
+    #[arg(long)]
+    pub unisolated: bool,
 }
 
 impl Reading {
@@ -157,6 +162,8 @@ impl Reading {
                 .flat_map(std::env::split_paths)
                 .collect(),
             timeout: Duration::from_secs_f64(self.timeout),
+            isolation: Isolation::choose(self.unisolated)
+                .map_err(|why| BadInput(format!("error: {why}")))?,
         })
     }
 }
@@ -284,6 +291,7 @@ impl WatchArgs {
             offline: self.offline,
             timeout: Duration::from_secs(300),
             cache_dir: index.cache_dir.clone(),
+            isolation: reader.isolation.clone(),
         };
         let options = watch::Options {
             index: &index,

@@ -33,6 +33,19 @@ pub struct Args {
     /// declared (and fit); declarations no consumer uses are listed.
     #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["sha256", "surface"])]
     consumer: Vec<PathBuf>,
+    /// Write the declarations the module needs into api.toml (each undeclared [[native]]
+    /// use with the overload the images' cores serve it with, each [[sibling]]), then regen,
+    /// as one change; prints the diff of api.toml. Refuses, writing nothing, what needs a
+    /// person (a use a core cannot serve, a changed signature, a required use declared
+    /// optional).
+    #[arg(long, conflicts_with_all = ["python", "sha256", "surface", "consumer", "json"])]
+    fix: bool,
+    /// With --fix: also remove declarations nothing uses any more.
+    #[arg(long, requires = "fix")]
+    prune: bool,
+    /// With --fix: print the diff of api.toml only; write nothing.
+    #[arg(long, requires = "fix")]
+    dry_run: bool,
     /// With --surface or --consumer: the report as JSON.
     #[arg(long)]
     json: bool,
@@ -67,6 +80,9 @@ pub fn run(args: &Args) -> Result {
     }?;
     if args.surface {
         return crate::verify_surface::run(&manifest, &source, args.json);
+    }
+    if args.fix {
+        return crate::verify_fix::run(&manifest, &source, args.prune, args.dry_run);
     }
     let checked = crate::upstream::check(&manifest, &source, args.sha256)?;
     checked.print();

@@ -5,9 +5,23 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_codegen::render::shim_path;
+use mooncake_sos_upstream::bounded;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
+
+/// The time bound unless `MOONCAKE_SOS_PYTHON_TIMEOUT_SECS` says otherwise; the check takes
+/// 1-3 s here.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn timeout() -> Duration {
+    std::env::var("MOONCAKE_SOS_PYTHON_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64)
+}
 
 /// What `python -m <shim> --json` prints.
 #[derive(Deserialize)]
@@ -44,9 +58,15 @@ pub fn run(manifest: &Manifest, python: &Path, sha256: bool) -> Result {
     let mut cmd = Command::new(python);
     cmd.args(["-m", &api.shim.module, "--json"])
         .env("PYTHONPATH", path);
-    let out = crate::bounded::output(&mut cmd, crate::bounded::timeout()).map_err(|e| match e {
-        crate::bounded::Error::Spawn(e) => BadInput(format!(
+    let limit = timeout();
+    let out = bounded::run(&mut cmd, &bounded::Limits::within(limit)).map_err(|e| match e {
+        bounded::Error::Spawn(e) => BadInput(format!(
             "{}: error: cannot run the interpreter: {e}",
+            python.display()
+        )),
+        bounded::Error::TimedOut(_) => BadInput(format!(
+            "{}: error: the interpreter: no answer after {limit:.0?}; stopped it \
+             (MOONCAKE_SOS_PYTHON_TIMEOUT_SECS sets the bound)",
             python.display()
         )),
         other => BadInput(format!(

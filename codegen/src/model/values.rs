@@ -11,20 +11,44 @@ use std::str::FromStr;
 pub struct RelPath(String);
 
 impl RelPath {
-    /// `None` unless every `/`-separated part is a plain file name: `[A-Za-z0-9._-]`, not
-    /// `.` or `..`, not starting with `-`. Paths land in shell words, URLs and COPY lines, so
-    /// nothing in them may quote, expand, separate or look like an option.
+    /// `None` unless every `/`-separated part is a plain file name (see [`RelPath::parse`]).
     pub fn new(path: &str) -> Option<Self> {
-        let ok = path.split('/').all(|part| {
-            !part.is_empty()
-                && part != "."
-                && part != ".."
-                && !part.starts_with('-')
-                && part
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
-        });
-        ok.then(|| Self(path.to_string()))
+        Self::parse(path).ok()
+    }
+
+    /// A path whose every `/`-separated part is a plain file name: `[A-Za-z0-9._-]`, not `.`
+    /// or `..`, not starting with `-`. Paths land in shell words, URLs and COPY lines, so
+    /// nothing in them may quote, expand, separate or look like an option. The error says
+    /// which rule the path breaks.
+    pub fn parse(path: &str) -> Result<Self, String> {
+        for part in path.split('/') {
+            if part.is_empty() {
+                return Err(
+                    "an empty part (a leading, trailing or doubled `/`): give a relative path"
+                        .into(),
+                );
+            }
+            if part == "." || part == ".." {
+                return Err(format!(
+                    "a `{part}` part: give a relative path inside the repository, without `.` or `..`"
+                ));
+            }
+            if part.starts_with('-') {
+                return Err(format!(
+                    "the part {part:?} starts with `-`, which a command would read as an option"
+                ));
+            }
+            if let Some(c) = part
+                .chars()
+                .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+            {
+                return Err(format!(
+                    "the character {c:?}: a path goes into shell words, URLs and COPY lines, \
+                     so only A-Z a-z 0-9 . _ - and / are allowed"
+                ));
+            }
+        }
+        Ok(Self(path.to_string()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -115,6 +139,14 @@ pub fn is_kebab(s: &str) -> bool {
                 && w.bytes()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         })
+}
+
+/// `sys.stdlib_module_names` of CPython 3.11, one per line (top-level names only).
+const STDLIB_MODULE_NAMES: &str = include_str!("../../data/stdlib_module_names.txt");
+
+/// Whether `name` is a top-level module of Python's standard library.
+pub fn is_stdlib_module(name: &str) -> bool {
+    STDLIB_MODULE_NAMES.lines().any(|line| line == name)
 }
 
 #[cfg(test)]

@@ -68,9 +68,21 @@ impl Py {
     }
 }
 
-/// A double-quoted Python string literal. JSON's escapes are all valid Python escapes.
+/// A double-quoted Python string literal, on one line of plain text: JSON's escapes (all
+/// valid Python escapes), and `\uXXXX` for what JSON leaves raw but tools read as a line
+/// break or a control (DEL, C1, U+2028, U+2029). One rule with the manifest's own text: such
+/// a character is never written raw.
 pub fn str_literal(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+    let json = serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    json.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                format!("\\u{:04x}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -80,6 +92,10 @@ mod tests {
     #[test]
     fn literals() {
         assert_eq!(str_literal("it's \"x\"\n"), r#""it's \"x\"\n""#);
+        assert_eq!(
+            str_literal("a\u{2028}b\u{2029}c\u{85}\u{7f}"),
+            r#""a\u2028b\u2029c\u0085\u007f""#
+        );
         let v = Py::List(vec![Py::Dict(vec![("a", Py::Bool(true)), ("b", Py::None)])]);
         assert_eq!(v.to_source(0), "[\n    {\"a\": True, \"b\": None},\n]");
         let m = Py::Map(vec![

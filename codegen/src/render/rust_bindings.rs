@@ -87,6 +87,34 @@ mod tests {
 
     const MANIFEST: &str = include_str!("../../../api.toml");
 
+    /// A dict value keeps the order api.toml writes it in, as the shim's SCENARIOS does (one
+    /// order: the consumer's); before, SCENARIOS_JSON sorted its keys.
+    #[test]
+    fn scenario_dicts_keep_the_manifests_key_order() {
+        let api = crate::load_str("api.toml", MANIFEST).unwrap_or_else(|d| panic!("{d}"));
+        let text = bindings(MANIFEST);
+        let shim = crate::render::render_all(&api)
+            .expect("render")
+            .into_iter()
+            .find_map(|o| match o {
+                crate::render::Output::File { path, contents }
+                    if path.as_str().ends_with(".py") =>
+                {
+                    Some(contents)
+                }
+                _ => None,
+            })
+            .expect("the shim");
+        assert!(
+            text.contains(r#"{\"temperature\":0.7,\"top_p\":1.0,\"stop\":[\"</s>\"]}"#),
+            "{text}"
+        );
+        assert!(
+            shim.contains(r#"{"temperature": 0.7, "top_p": 1.0, "stop": ["</s>"]}"#),
+            "{shim}"
+        );
+    }
+
     fn bindings(manifest: &str) -> String {
         let api = crate::load_str("api.toml", manifest).unwrap_or_else(|d| panic!("{d}"));
         let outputs = render(&api).expect("render");

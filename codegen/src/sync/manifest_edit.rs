@@ -3,7 +3,7 @@
 use super::{Change, Rename, Status, plan_renaming};
 use crate::diag::{Diagnostic, Diagnostics, Source};
 use crate::model::RelPath;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
 /// renders `edited` (the manifest's new text; its name as in [`plan`]) and plans every
@@ -36,7 +36,7 @@ pub fn plan_manifest_edit_renaming(
         let msg = "the manifest's name has no file name";
         return Err(Diagnostic::new(edited, 0..0, msg).into());
     };
-    let target = root.join(path.as_str());
+    let target = write_target(root, path.as_str(), edited)?;
     let old = crate::read_manifest(&target, &edited.name)?;
     let status = if old == *edited.text {
         Status::Unchanged
@@ -55,4 +55,31 @@ pub fn plan_manifest_edit_renaming(
         },
     );
     Ok(changes)
+}
+
+/// The file an edit of the manifest replaces: the manifest itself, or, when it is a symlink,
+/// the file it points to (the link stays a link), which must lie inside `root`: an edit
+/// never writes outside the repository.
+fn write_target(root: &Path, file: &str, edited: &Source) -> Result<PathBuf, Diagnostics> {
+    let target = root.join(file);
+    let is_link = std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(target);
+    }
+    let error = |msg: String| Diagnostics::from(Diagnostic::new(edited, 0..0, msg));
+    let resolved = std::fs::canonicalize(&target).map_err(|e| {
+        error(format!(
+            "the manifest is a symlink that cannot be followed: {e}"
+        ))
+    })?;
+    let inside = std::fs::canonicalize(root).is_ok_and(|root| resolved.starts_with(root));
+    if !inside {
+        return Err(error(format!(
+            "the manifest is a symlink to {}, outside {}: edits stay inside the repository; \
+             edit that file there, or replace the link by the file",
+            resolved.display(),
+            root.display()
+        )));
+    }
+    Ok(resolved)
 }

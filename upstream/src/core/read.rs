@@ -5,6 +5,7 @@
 use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, ModuleKind, WheelInfo};
 use super::run::{Finished, StepError, bounded, tail};
 use super::wheel::{WheelCore, inspect};
+use crate::isolate::Isolation;
 use crate::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,8 @@ pub struct Reader {
     pub lib_dirs: Vec<PathBuf>,
     /// Bound on making the venv, installing and importing, together.
     pub timeout: Duration,
+    /// Where the import (the wheel's code) runs.
+    pub isolation: Isolation,
 }
 
 /// Whether a surface came from the cache.
@@ -38,13 +41,14 @@ pub enum Origin {
 }
 
 impl Reader {
-    /// `python3`, no cache, 120 s.
+    /// `python3`, no cache, 120 s, unisolated (the command line chooses isolation).
     pub fn new() -> Reader {
         Reader {
             python: PathBuf::from("python3"),
             cache_dir: None,
             lib_dirs: Vec::new(),
             timeout: Duration::from_secs(120),
+            isolation: Isolation::Unisolated,
         }
     }
 
@@ -85,9 +89,7 @@ impl Reader {
     fn introspect(&self, wheel: &Path, core: &WheelCore) -> Result<CoreSurface, LoadError> {
         let fail = |m: String| LoadError::new(&core.display, m);
         let deadline = Instant::now() + self.timeout;
-        let work = tempfile::Builder::new()
-            .prefix("mooncake-sos-core-")
-            .tempdir()
+        let work = crate::bounded::scratch("core")
             .map_err(|e| fail(format!("cannot make a temporary directory: {e}")))?;
         let venv = work.path().join("venv");
         let venv_python = venv.join("bin/python");
@@ -95,7 +97,7 @@ impl Reader {
 
         let mut make = Command::new(&self.python);
         make.args(["-m", "venv", "--without-pip"]).arg(&venv);
-        self.step(make, work.path(), "making the venv", deadline, core)?;
+        self.step(make, "making the venv", deadline, core)?;
 
         // The host's pip installs into the venv: a venv without pip is made in a fraction of
         // the time. Offline, no dependencies, no user configuration.
@@ -117,7 +119,7 @@ impl Reader {
                 "--no-compile",
             ])
             .arg(&wheel);
-        self.step(install, work.path(), "installing the wheel", deadline, core)?;
+        self.step(install, "installing the wheel", deadline, core)?;
 
         let script = work.path().join("introspect.py");
         std::fs::write(&script, INTROSPECT_PY)
@@ -129,8 +131,9 @@ impl Reader {
             .args(other_modules(core))
             .current_dir(work.path())
             .env("LD_LIBRARY_PATH", self.library_path());
-        let done = bounded(run, work.path(), "import", deadline)
-            .map_err(|e| self.step_error(core, "importing the core", e))?;
+        let run = self.isolation.command(&run, work.path());
+        let done =
+            bounded(run, deadline).map_err(|e| self.step_error(core, "importing the core", e))?;
         if done.status.code() == Some(IMPORT_FAILED) {
             return Err(fail(import_error(core, &done.stderr)));
         }
@@ -189,13 +192,11 @@ impl Reader {
     fn step(
         &self,
         command: Command,
-        dir: &Path,
         step: &str,
         deadline: Instant,
         core: &WheelCore,
     ) -> Result<Finished, LoadError> {
-        let done = bounded(command, dir, &step.replace(' ', "-"), deadline)
-            .map_err(|e| self.step_error(core, step, e))?;
+        let done = bounded(command, deadline).map_err(|e| self.step_error(core, step, e))?;
         if !done.status.success() {
             let said = match tail(&done.stderr, 6) {
                 t if t.is_empty() => "(nothing on stderr)".to_owned(),

@@ -1,10 +1,9 @@
-//! Runs one step of reading a core (make a venv, install, introspect) with a deadline. The
-//! step runs in its own process group, so a timeout kills it and everything it started.
+//! A step of reading a core (make a venv, install, import) under the read's one deadline,
+//! through the project's runner ([`crate::bounded`]).
 
-use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use crate::bounded::{Error, Limits, run};
+use std::process::{Command, ExitStatus};
+use std::time::Instant;
 
 /// A finished step: its exit status and what it printed.
 pub struct Finished {
@@ -21,56 +20,20 @@ pub enum StepError {
     Failed(String),
 }
 
-/// Runs `command` until it exits or `deadline` passes; output goes through files in `dir`
-/// named after `tag` (pipes would need a reader thread each to never block the child).
-pub fn bounded(
-    mut command: Command,
-    dir: &Path,
-    tag: &str,
-    deadline: Instant,
-) -> Result<Finished, StepError> {
-    let out_path = dir.join(format!("{tag}.out"));
-    let err_path = dir.join(format!("{tag}.err"));
-    let file = |p: &Path| {
-        std::fs::File::create(p).map_err(|e| StepError::Failed(format!("{}: {e}", p.display())))
-    };
-    command
-        .stdin(Stdio::null())
-        .stdout(file(&out_path)?)
-        .stderr(file(&err_path)?)
-        .process_group(0);
-    let mut child = command
-        .spawn()
-        .map_err(|e| StepError::Failed(format!("cannot run {:?}: {e}", command.get_program())))?;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                kill_group(child.id());
-                let _ = child.wait();
-                return Err(StepError::TimedOut);
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(StepError::Failed(e.to_string())),
-        }
-    };
-    let read =
-        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
-    Ok(Finished {
-        status,
-        stdout: read(&out_path),
-        stderr: read(&err_path),
-    })
-}
-
-/// SIGKILL to the process group led by `pid` (made with `process_group(0)`); called only while
-/// the leader is unreaped, so the group id cannot name anyone else's processes.
-fn kill_group(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) on a group this process created; an already empty group is ESRCH.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+/// Runs `command` until it exits or `deadline` passes.
+pub fn bounded(mut command: Command, deadline: Instant) -> Result<Finished, StepError> {
+    match run(&mut command, &Limits::until(deadline)) {
+        Ok(done) => Ok(Finished {
+            status: done.status,
+            stdout: done.stdout_text(),
+            stderr: done.stderr_text(),
+        }),
+        Err(Error::TimedOut(_)) => Err(StepError::TimedOut),
+        Err(Error::Spawn(e)) => Err(StepError::Failed(format!(
+            "cannot run {:?}: {e}",
+            command.get_program()
+        ))),
+        Err(Error::Wait(e)) => Err(StepError::Failed(e.to_string())),
     }
 }
 

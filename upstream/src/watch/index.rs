@@ -6,6 +6,7 @@
 //! (an interrupted run resumes at the first release not in the cache), every wheel is
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
+use super::links;
 use crate::core::run::{StepError, bounded, tail};
 use crate::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
 use crate::version::{Release, compare};
@@ -117,6 +118,7 @@ impl Index {
                 "--offline: this release's wheel is not in the cache; run watch online once",
             ));
         }
+        let listed = links::vetted_page(self.url.as_deref(), package, &label, self.timeout)?;
         // pip keeps what it finished in its --dest and skips it next time: an interrupted
         // run resumes here.
         let partial = self
@@ -131,12 +133,24 @@ impl Index {
             .arg(format!("{package}=={version}"));
         self.index_args(&mut cmd);
         self.run(cmd, &label, "downloading its wheel")?;
-        let file = only_wheel(&partial, package, version)
-            .ok_or_else(|| LoadError::new(&label, "pip download left no wheel of this release"))?;
-        let wheel = self.keep(package, version, &partial.join(&file), &file)?;
+        let wheel = self.settle(&partial, package, version)?;
+        // What pip fetched is the file the checked page lists (when it gives a hash).
+        if let Some(want) = listed
+            .as_deref()
+            .and_then(|page| links::listed_sha256(page, &wheel.file))
+            && want != wheel.sha256
+        {
+            let _ = std::fs::remove_dir_all(wheel.path.parent().unwrap_or(&wheel.path));
+            return Err(LoadError::new(
+                &label,
+                format!(
+                    "{} has sha256 {}, the index page lists {want}",
+                    wheel.file, wheel.sha256
+                ),
+            ));
+        }
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, json.as_bytes(), &label)?;
-        let _ = std::fs::remove_dir_all(&partial);
         Ok(Wheel {
             downloaded: true,
             ..wheel
@@ -188,8 +202,32 @@ impl Index {
         Ok(files)
     }
 
-    /// Removes least recently used wheels (not in `keep`) until the cache is within bound.
+    /// Removes least recently used wheels (not in `keep`) until the cache is within bound,
+    /// and what a killed run left in `partial/` over an hour ago.
     pub fn trim(&self, keep: &[&Wheel]) -> Vec<String> {
+        let mut removed = self.sweep_partial(std::time::Duration::from_secs(3600));
+        removed.extend(self.trim_blobs(keep));
+        removed
+    }
+
+    /// `partial/` entries not modified for `age`: an interrupted download resumes from its
+    /// entry only while it is fresh.
+    fn sweep_partial(&self, age: std::time::Duration) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.cache_dir.join("partial")) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let modified = e.metadata().and_then(|m| m.modified());
+                modified.is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= age))
+            })
+            .filter(|e| std::fs::remove_dir_all(e.path()).is_ok())
+            .map(|e| e.path().display().to_string())
+            .collect()
+    }
+
+    fn trim_blobs(&self, keep: &[&Wheel]) -> Vec<String> {
         let blobs = self.cache_dir.join("blobs");
         let Ok(entries) = std::fs::read_dir(&blobs) else {
             return Vec::new();
@@ -233,6 +271,18 @@ impl Index {
     /// `blobs/<sha256>/<file name>`: keyed by hash, under the name pip needs to install it.
     fn blob(&self, sha256: &str, file: &str) -> PathBuf {
         self.cache_dir.join("blobs").join(sha256).join(file)
+    }
+
+    /// What a finished `pip download` left in `partial`: moved into the cache, or refused
+    /// (too large, no wheel); either way `partial` is gone, so nothing outlives the run
+    /// outside the cache's bound.
+    fn settle(&self, partial: &Path, package: &str, version: &str) -> Result<Wheel, LoadError> {
+        let label = format!("{package} {version}");
+        let kept = only_wheel(partial, package, version)
+            .ok_or_else(|| LoadError::new(&label, "pip download left no wheel of this release"))
+            .and_then(|file| self.keep(package, version, &partial.join(&file), &file));
+        let _ = std::fs::remove_dir_all(partial);
+        kept
     }
 
     /// Moves a downloaded wheel into the cache under its hash.
@@ -296,21 +346,20 @@ impl Index {
         }
     }
 
-    fn run(&self, cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
-        let work = tempfile::Builder::new()
-            .prefix("mooncake-sos-pip-")
-            .tempdir()
-            .map_err(|e| {
-                LoadError::new(label, format!("cannot make a temporary directory: {e}"))
-            })?;
-        let done =
-            bounded(cmd, work.path(), "pip", Instant::now() + self.timeout).map_err(|e| {
-                let why = match e {
-                    StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
-                    StepError::Failed(m) => m,
-                };
-                LoadError::new(label, format!("pip, {doing}: {why}"))
-            })?;
+    fn run(&self, mut cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
+        // pip's own temporary files go in a scratch directory, so they go with it on every
+        // path (and a killed run's are swept at the next start).
+        let work = crate::bounded::scratch("pip").map_err(|e| {
+            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
+        })?;
+        cmd.env("TMPDIR", work.path());
+        let done = bounded(cmd, Instant::now() + self.timeout).map_err(|e| {
+            let why = match e {
+                StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
+                StepError::Failed(m) => m,
+            };
+            LoadError::new(label, format!("pip, {doing}: {why}"))
+        })?;
         if !done.status.success() {
             return Err(LoadError::new(
                 label,

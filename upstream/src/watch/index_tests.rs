@@ -54,3 +54,59 @@ fn reads_pips_listing_in_version_order() {
     );
     assert_eq!(parse_versions("ERROR: no such package"), None);
 }
+
+fn index_in(dir: &std::path::Path) -> Index {
+    Index {
+        python: "python3".into(),
+        url: None,
+        cache_dir: dir.to_owned(),
+        max_cache_bytes: 1 << 20,
+        offline: true,
+        timeout: Duration::from_secs(1),
+    }
+}
+
+/// An oversize wheel (here a sparse 1.1 GB file: no disk used) is refused and leaves nothing
+/// in `partial/`; before, it stayed there, outside the cache's bound, run after run.
+#[test]
+fn a_refused_download_leaves_nothing_in_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_in(dir.path());
+    let partial = dir.path().join("partial/big-1");
+    std::fs::create_dir_all(&partial).unwrap();
+    let wheel = std::fs::File::create(partial.join("big-1-py3-none-any.whl")).unwrap();
+    wheel.set_len(1_100_000_000).unwrap();
+    let err = index.settle(&partial, "big", "1").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("is larger than the 1024 MiB a wheel may be"),
+        "{err}"
+    );
+    assert!(!partial.exists());
+    // No wheel at all: refused, and gone too.
+    std::fs::create_dir_all(&partial).unwrap();
+    let err = index.settle(&partial, "big", "1").unwrap_err();
+    assert!(err.to_string().contains("left no wheel"), "{err}");
+    assert!(!partial.exists());
+}
+
+/// What a killed run left in `partial/` goes at the next trim once stale; a fresh entry (a
+/// download that may resume) stays.
+#[test]
+fn trim_sweeps_stale_partial_downloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_in(dir.path());
+    let stale = dir.path().join("partial/a-1");
+    let fresh = dir.path().join("partial/b-1");
+    for d in [&stale, &fresh] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let old = SystemTime::now() - Duration::from_secs(7200);
+    std::fs::File::open(&stale)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let removed = index.trim(&[]);
+    assert_eq!(removed, [stale.display().to_string()]);
+    assert!(!stale.exists() && fresh.exists());
+}

@@ -6,6 +6,7 @@
 pub mod adopt;
 pub mod diff;
 pub mod index;
+pub mod links;
 pub mod plan;
 pub mod release;
 pub mod render;

@@ -29,6 +29,8 @@ pub struct Smoker {
     pub timeout: Duration,
     /// Verdicts are kept here by wheel and shim.
     pub cache_dir: PathBuf,
+    /// Where the smoke (the wheel's code) runs.
+    pub isolation: crate::isolate::Isolation,
 }
 
 impl Smoker {
@@ -68,10 +70,7 @@ impl Smoker {
 
     fn fresh(&self, wheel: &Wheel, shim: &str) -> Smoke {
         let not_run = |reason: String| Smoke::NotRun { reason };
-        let Ok(work) = tempfile::Builder::new()
-            .prefix("mooncake-sos-smoke-")
-            .tempdir()
-        else {
+        let Ok(work) = crate::bounded::scratch("smoke") else {
             return not_run("cannot make a temporary directory".into());
         };
         let deadline = Instant::now() + self.timeout;
@@ -79,7 +78,7 @@ impl Smoker {
         let py = venv.join("bin/python");
         let mut make = Command::new(&self.python);
         make.args(["-m", "venv", "--without-pip"]).arg(&venv);
-        if let Err(why) = step(make, work.path(), "venv", deadline) {
+        if let Err(why) = step(make, deadline) {
             return not_run(format!("making the venv: {why}"));
         }
         let mut install = Command::new(&self.python);
@@ -98,7 +97,7 @@ impl Smoker {
             (None, None) => {}
         }
         install.arg(&wheel.path).args(["numpy", "msgpack"]);
-        if let Err(why) = step(install, work.path(), "install", deadline) {
+        if let Err(why) = step(install, deadline) {
             return not_run(format!("installing the release: {why}"));
         }
         let dir = work.path().join("shim");
@@ -127,7 +126,8 @@ impl Smoker {
                 std::env::join_paths(paths).unwrap_or_default(),
             )
             .env("MC_TCP_BIND_ADDRESS", "127.0.0.1");
-        match bounded(run, work.path(), "smoke", deadline) {
+        let run = self.isolation.command(&run, work.path());
+        match bounded(run, deadline) {
             Err(StepError::TimedOut) => {
                 not_run(format!("no verdict within {} s", self.timeout.as_secs()))
             }
@@ -166,8 +166,8 @@ impl Smoker {
     }
 }
 
-fn step(cmd: Command, dir: &std::path::Path, tag: &str, deadline: Instant) -> Result<(), String> {
-    match bounded(cmd, dir, tag, deadline) {
+fn step(cmd: Command, deadline: Instant) -> Result<(), String> {
+    match bounded(cmd, deadline) {
         Ok(done) if done.status.success() => Ok(()),
         Ok(done) => Err(format!("{}: {}", done.status, tail(&done.stderr, 3))),
         Err(StepError::TimedOut) => Err("out of time".into()),

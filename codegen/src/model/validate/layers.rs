@@ -154,11 +154,8 @@ impl Validator<'_> {
                 |s| is_hex(s, 64),
                 "sha256 (64 lowercase hex digits)",
             );
-            if RelPath::new(path).is_none() {
-                self.error(
-                    &f.path,
-                    format!("file path {path:?}: give a relative path without `..`"),
-                );
+            if let Err(why) = RelPath::parse(path) {
+                self.error(&f.path, format!("file path {path:?}: {why}"));
                 continue;
             }
             let Some(root) = root else {

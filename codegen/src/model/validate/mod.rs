@@ -44,14 +44,8 @@ impl Validator<'_> {
     }
 
     fn path(&mut self, value: &S<String>, what: &str) -> RelPath {
-        RelPath::new(value.get_ref()).unwrap_or_else(|| {
-            self.error(
-                value,
-                format!(
-                    "{what} {:?} is outside the repository: give a relative path without `..`",
-                    value.get_ref()
-                ),
-            );
+        RelPath::parse(value.get_ref()).unwrap_or_else(|why| {
+            self.error(value, format!("{what} {:?}: {why}", value.get_ref()));
             RelPath::new("invalid").expect("literal is a valid path")
         })
     }
@@ -97,11 +91,7 @@ impl Validator<'_> {
             None => format!("{}.store", module.split('.').next().unwrap_or_default()),
         };
         let shim = Shim {
-            module: self.text(
-                &raw.shim.get_ref().module,
-                is_python_identifier,
-                "shim module (a Python identifier)",
-            ),
+            module: self.shim_module(&raw.shim.get_ref().module, &module),
         };
         if let Some(old) = &raw.shim.get_ref().image_copy_from {
             self.error(
@@ -141,6 +131,30 @@ impl Validator<'_> {
             releases,
             scenarios,
         }
+    }
+
+    /// The shim is installed as a top-level module: a name Python already resolves elsewhere
+    /// (the standard library, the upstream package) would make `python3 -m <shim>` run that
+    /// module instead, and the image's check prove nothing.
+    fn shim_module(&mut self, value: &S<String>, upstream_module: &str) -> String {
+        let name = self.text(
+            value,
+            is_python_identifier,
+            "shim module (a Python identifier)",
+        );
+        let package = upstream_module.split('.').next().unwrap_or_default();
+        if name == package {
+            self.error(
+                value,
+                format!("shim module {name:?} is the upstream package's own name: pick a name of its own (e.g. \"{package}_sos\")"),
+            );
+        } else if is_stdlib_module(&name) {
+            self.error(
+                value,
+                format!("shim module {name:?} is a Python standard-library module: `python3 -m {name}` would run that module, not the shim; pick another name"),
+            );
+        }
+        name
     }
 
     fn drop(&mut self, raw: &RawManifest) -> DropCondition {

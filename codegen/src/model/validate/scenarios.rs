@@ -217,6 +217,9 @@ impl Validator<'_> {
                     PyData::None
                 }
             };
+            if let Some(problem) = dtype.as_deref().and_then(|d| dtype_problem(d, &value)) {
+                self.error(&r.value, format!("value of field `{name}`: {problem}"));
+            }
             if section != "meta_info" {
                 match (&value, shape_problem(&codec, nullable, &value)) {
                     (_, Some(problem)) => self.error(
@@ -295,4 +298,47 @@ fn shape_problem(codec: &str, nullable: bool, value: &PyData) -> Option<String> 
         }
     }
     None
+}
+
+/// The first number in `value` that its dtype cannot hold as written: numpy would raise
+/// (`OverflowError` for 300 in int8), wrap, truncate 1.5 to 1, or turn 1e10 into inf in
+/// float16, so the smoke would put another value than api.toml says.
+fn dtype_problem(dtype: &str, value: &PyData) -> Option<String> {
+    let numbers = leaves(value);
+    let (lo, hi): (f64, f64) = match dtype {
+        "bool" => (0.0, 1.0),
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "uint8" => (0.0, 255.0),
+        "float16" => (-65504.0, 65504.0),
+        "float32" => (f32::MIN.into(), f32::MAX.into()),
+        // int64 and float64 hold every value the literal parser accepts (i64, finite f64).
+        _ => return None,
+    };
+    let integral = !dtype.starts_with("float");
+    numbers.into_iter().find_map(|(text, x)| {
+        if integral && x.fract() != 0.0 {
+            Some(format!("{text} is not an integer, which {dtype} needs"))
+        } else if !(lo..=hi).contains(&x) {
+            Some(format!("{text} is outside {dtype} ({lo} to {hi})"))
+        } else {
+            None
+        }
+    })
+}
+
+/// Every number in a value (list items, dict values), as written and as f64.
+fn leaves(value: &PyData) -> Vec<(String, f64)> {
+    match value {
+        PyData::Int(i) => vec![(i.to_string(), *i as f64)],
+        PyData::Float(x) => vec![(x.to_string(), *x)],
+        PyData::Bool(b) => vec![(
+            if *b { "True" } else { "False" }.into(),
+            f64::from(u8::from(*b)),
+        )],
+        PyData::List(items) => items.iter().flat_map(leaves).collect(),
+        PyData::Dict(items) => items.iter().flat_map(|(_, v)| leaves(v)).collect(),
+        PyData::None | PyData::Str(_) => Vec::new(),
+    }
 }

@@ -1,0 +1,178 @@
+//! `verify --fix [--prune] [--dry-run]`: writes the declarations the module needs into
+//! api.toml (planned by `mooncake_sos_upstream::fix`), keeping its comments and layout
+//! (toml_edit), with regen as one change under the manifest's lock, and prints the unified
+//! diff of api.toml. Nothing is written when any use needs a person, nor when the edited
+//! manifest would not pass `verify` itself.
+
+use crate::exit::{BadInput, Outcome, Result};
+use crate::manifest::Manifest;
+use mooncake_sos_codegen::load_str;
+use mooncake_sos_codegen::sync::unified_diff;
+use mooncake_sos_upstream::core::images;
+use mooncake_sos_upstream::fix::{self, Edit};
+use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_upstream::surface;
+use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+
+pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: bool) -> Result {
+    let api = &manifest.api;
+    let sides = images::load_all(manifest.root(), api)?;
+    let report = surface::check(api, source)?;
+    let findings = images::check(&sides, &report.file, &report.uses);
+    let file = source
+        .display
+        .rsplit(['/', '!'])
+        .next()
+        .unwrap_or(&source.display);
+    let plan = fix::plan(&report, &findings, &sides, &source.text, file, prune);
+    if !plan.refusals.is_empty() {
+        for line in &plan.refusals {
+            println!("{line}");
+        }
+        println!(
+            "verify --fix: nothing written: {} use(s) of {} need a person (above)",
+            plan.refusals.len(),
+            source.display
+        );
+        return Ok(Outcome::Failed);
+    }
+    if plan.edits.is_empty() {
+        println!(
+            "verify --fix: nothing to fix: api.toml already declares what {} uses",
+            source.display
+        );
+        return Ok(Outcome::Ok);
+    }
+    let edited = apply(&manifest.text, &plan.edits)
+        .map_err(|e| BadInput(format!("{}: error: {e}", manifest.display)))?;
+    // What is written must pass what it was written for.
+    let edited_api = load_str(&manifest.display, &edited)?;
+    let after = surface::check(&edited_api, source)?;
+    if !after.ok() {
+        return Err(BadInput(format!(
+            "error: internal: the planned declarations do not satisfy verify; nothing written:\n{}",
+            after.failure_lines().join("\n")
+        )));
+    }
+    let name = manifest.path.file_name().map(|f| f.to_string_lossy());
+    let name = name.as_deref().unwrap_or("api.toml");
+    print!("{}", unified_diff(name, &manifest.text, &edited));
+    let count = plan.edits.len();
+    if dry_run {
+        println!("verify --fix --dry-run: {count} declaration change(s); nothing written");
+        return Ok(Outcome::Ok);
+    }
+    manifest.edit("verify --fix", |_| Ok(edited))?;
+    println!(
+        "verify --fix: {count} declaration change(s) written to {name} (review the diff above)"
+    );
+    Ok(Outcome::Ok)
+}
+
+/// api.toml's text with `edits` made, everything else kept as written.
+fn apply(text: &str, edits: &[Edit]) -> std::result::Result<String, String> {
+    let mut doc: DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    for edit in edits {
+        match edit {
+            Edit::AddNative {
+                object,
+                attribute,
+                overload,
+                optional,
+                reason,
+            } => {
+                let mut t = Table::new();
+                t["object"] = value(object.as_str());
+                if let Some(a) = attribute {
+                    t["attribute"] = value(a.name.as_str());
+                    if a.instance {
+                        t["instance"] = value(true);
+                    }
+                    t["access"] = value(a.access);
+                }
+                if *optional {
+                    t["use"] = value("optional");
+                }
+                if let Some(o) = overload {
+                    t["overload"] = value(o.as_str());
+                }
+                t["reason"] = value(reason.as_str());
+                push(&mut doc, "native", t)?;
+            }
+            Edit::AddSibling {
+                module,
+                optional,
+                reason,
+            } => {
+                let mut t = Table::new();
+                t["module"] = value(module.as_str());
+                if *optional {
+                    t["use"] = value("optional");
+                }
+                t["reason"] = value(reason.as_str());
+                push(&mut doc, "sibling", t)?;
+            }
+            Edit::SetAccess { path, access } => {
+                let t = tables(&mut doc, "native")?
+                    .iter_mut()
+                    .find(|t| native_path(t) == *path)
+                    .ok_or_else(|| format!("no [[native]] declares {path}"))?;
+                let decor = t
+                    .get("access")
+                    .and_then(Item::as_value)
+                    .map(|v| v.decor().clone());
+                t["access"] = value(*access);
+                if let (Some(decor), Some(v)) = (decor, t["access"].as_value_mut()) {
+                    *v.decor_mut() = decor;
+                }
+            }
+            Edit::RemoveNative { path } => remove(&mut doc, "native", |t| native_path(t) == *path)?,
+            Edit::RemoveSibling { module } => remove(&mut doc, "sibling", |t| {
+                t.get("module").and_then(Item::as_str) == Some(module)
+            })?,
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// What a `[[native]]` table declares: `object`, or `object.attribute`.
+fn native_path(t: &Table) -> String {
+    let object = t.get("object").and_then(Item::as_str).unwrap_or_default();
+    match t.get("attribute").and_then(Item::as_str) {
+        Some(a) => format!("{object}.{a}"),
+        None => object.to_owned(),
+    }
+}
+
+fn tables<'a>(
+    doc: &'a mut DocumentMut,
+    key: &str,
+) -> std::result::Result<&'a mut ArrayOfTables, String> {
+    if !doc.contains_key(key) {
+        doc[key] = Item::ArrayOfTables(ArrayOfTables::new());
+    }
+    doc[key]
+        .as_array_of_tables_mut()
+        .ok_or_else(|| format!("`{key}` is not an array of tables ([[{key}]])"))
+}
+
+/// Appends `t` after the last `[[key]]` table (a table without a position is written after
+/// the one before it), separated by a blank line.
+fn push(doc: &mut DocumentMut, key: &str, mut t: Table) -> std::result::Result<(), String> {
+    t.decor_mut().set_prefix("\n");
+    tables(doc, key)?.push(t);
+    Ok(())
+}
+
+fn remove(
+    doc: &mut DocumentMut,
+    key: &str,
+    matches: impl Fn(&Table) -> bool,
+) -> std::result::Result<(), String> {
+    let list = tables(doc, key)?;
+    let found = list.iter().position(matches);
+    if let Some(i) = found {
+        list.remove(i);
+    }
+    Ok(())
+}
