@@ -84,7 +84,7 @@ pub fn check(
     let findings = images::check(&sides, &surface.file, &surface.uses);
     lines.extend(findings.iter().map(ImageFinding::line));
     // The images' other users of the package, across each pin, from their records.
-    let users = crate::users::pin_users(api, manifest.root())?;
+    let users = mooncake_sos_upstream::core::users_check::pin_users(api, manifest.root())?;
     for pin in &users {
         for line in &pin.verdict.warnings {
             eprintln!("warning: {line}");

@@ -6,9 +6,9 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use mooncake_sos_codegen::model::{Api, Layer};
 use mooncake_sos_upstream::core::model::Read;
+use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::core::users::{self, UserRecord};
-use mooncake_sos_upstream::core::users_check::{UsersVerdict, check};
-use mooncake_sos_upstream::core::{CoreSurface, record};
+use mooncake_sos_upstream::core::users_check::pin_users;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -79,76 +79,6 @@ fn derive(api: &Api, root: &Path, wheel: &Path) -> Result<UserRecord> {
     Err(BadInput(format!(
         "{display}: error: not a user any pin image names in `[image.<id>] users`"
     )))
-}
-
-/// One pin image's recorded user, checked across the pin.
-pub struct PinUser {
-    pub image: String,
-    pub user: UserRecord,
-    pub base: String,
-    pub pinned: String,
-    pub verdict: UsersVerdict,
-}
-
-impl PinUser {
-    /// `sglang 0.5.16: 50 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1`.
-    pub fn summary(&self) -> String {
-        format!(
-            "{} {}: {} uses across the {} pin {} -> {}",
-            self.user.package,
-            self.user.version,
-            self.verdict.checked,
-            self.image,
-            self.base,
-            self.pinned
-        )
-    }
-}
-
-/// Every pin image's users against its base and pinned cores. A user with no record, or a
-/// record that is not one, is bad input naming the command that writes it.
-pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>> {
-    let mut out = Vec::new();
-    for image in &api.images {
-        let Layer::Pin {
-            base_package,
-            base_version,
-            release,
-        } = &image.layer
-        else {
-            continue;
-        };
-        if image.users.is_empty() {
-            continue;
-        }
-        let load = |version: &str| -> Result<CoreSurface> {
-            Ok(record::load(&record::path(root, base_package, version))?)
-        };
-        let (base, pinned) = (load(base_version)?, load(&release.version)?);
-        for user in &image.users {
-            let path = users::path(root, &user.package, &user.version);
-            if !path.exists() {
-                return Err(BadInput(format!(
-                    "{}: error: image {}'s user {} {} has no record: run `cargo xtask users \
-                     --record WHEEL` on its wheel",
-                    path.display(),
-                    image.id,
-                    user.package,
-                    user.version
-                )));
-            }
-            let record = users::load(&path)?;
-            let verdict = check(&image.id, &record, &base, &pinned);
-            out.push(PinUser {
-                image: image.id.clone(),
-                user: record,
-                base: base.wheel.version.clone(),
-                pinned: pinned.wheel.version.clone(),
-                verdict,
-            });
-        }
-    }
-    Ok(out)
 }
 
 /// `cargo xtask users`: each pin user's warnings and misses, and a line per user; `Failed` on

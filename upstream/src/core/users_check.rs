@@ -4,7 +4,11 @@
 
 use super::fit::fits_any;
 use super::model::{CoreSurface, Member, Namespace, Read};
-use super::users::{UseAccess, UserRecord, UserUse};
+use super::record;
+use super::users::{self, UseAccess, UserRecord, UserUse};
+use crate::source::LoadError;
+use mooncake_sos_codegen::model::{Api, Layer};
+use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsersVerdict {
@@ -196,6 +200,74 @@ pub fn check(
         }
     }
     verdict
+}
+
+/// One pin image's recorded user, checked across the pin.
+pub struct PinUser {
+    pub image: String,
+    pub user: UserRecord,
+    pub base: String,
+    pub pinned: String,
+    pub verdict: UsersVerdict,
+}
+
+impl PinUser {
+    /// `sglang 0.5.16: 50 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} {}: {} uses across the {} pin {} -> {}",
+            self.user.package,
+            self.user.version,
+            self.verdict.checked,
+            self.image,
+            self.base,
+            self.pinned
+        )
+    }
+}
+
+/// Every pin image's users against its base and pinned cores. A user with no record, or a
+/// record that is not one, is bad input naming the command that writes it.
+pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>, LoadError> {
+    let mut out = Vec::new();
+    for image in &api.images {
+        let Layer::Pin {
+            base_package,
+            base_version,
+            release,
+        } = &image.layer
+        else {
+            continue;
+        };
+        if image.users.is_empty() {
+            continue;
+        }
+        let load = |version: &str| record::load(&record::path(root, base_package, version));
+        let (base, pinned) = (load(base_version)?, load(&release.version)?);
+        for user in &image.users {
+            let path = users::path(root, &user.package, &user.version);
+            if !path.exists() {
+                return Err(LoadError::new(
+                    path.display().to_string(),
+                    format!(
+                        "image {}'s user {} {} has no record: run `cargo xtask users --record \
+                         WHEEL` on its wheel",
+                        image.id, user.package, user.version
+                    ),
+                ));
+            }
+            let record = users::load(&path)?;
+            let verdict = check(&image.id, &record, &base, &pinned);
+            out.push(PinUser {
+                image: image.id.clone(),
+                user: record,
+                base: base.wheel.version.clone(),
+                pinned: pinned.wheel.version.clone(),
+                verdict,
+            });
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
