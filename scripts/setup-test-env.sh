@@ -27,6 +27,10 @@ CUDA13_RUNTIME=nvidia-cuda-runtime==13.5.37
 # Releases only another flavour ships, for the native-surface tests: 0.3.14's module imports
 # sibling modules no older wheel has (-non-cuda stops at 0.3.13.post1). Read, never installed.
 OTHER_FLAVOUR_WHEELS=(mooncake-transfer-engine-cuda13==0.3.14)
+# A real consumer, read whole by `verify --consumer` (never installed): sglang 0.5.16, what
+# the lmsysorg/sglang:v0.5.16 image ships.
+CONSUMERS="$ENV_DIR/consumers"
+CONSUMER_WHEELS=(sglang==0.5.16)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -86,6 +90,13 @@ download_wheels() {
             "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$OTHER_WHEELS" "$req" >&2
         fi
     done
+    mkdir -p "$CONSUMERS"
+    for req in "${CONSUMER_WHEELS[@]}"; do
+        if ! compgen -G "$CONSUMERS/${req%%==*}-${req##*==}-*.whl" >/dev/null; then
+            log "downloading $req"
+            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$CONSUMERS" "$req" >&2
+        fi
+    done
 }
 
 # The cuda13 cores, libcudart.so.13 (installed apart, never into the shared venv) and the
@@ -139,6 +150,7 @@ export MC_TEST_VENV="$VENV"
 export MC_TEST_PYTHON="$VENV/bin/python"
 export MC_TEST_WHEELS="$WHEELS"
 export MC_TEST_OTHER_WHEELS="$OTHER_WHEELS"
+export MC_TEST_CONSUMER_WHEELS="$CONSUMERS"
 export MC_TEST_MASTER="$SITE/mooncake/mooncake_master"
 export MC_TEST_HADOLINT="$VENV/bin/hadolint"
 export MC_TEST_CORE_WHEELS="$CORES/wheels"

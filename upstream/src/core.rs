@@ -20,6 +20,7 @@ pub mod needs;
 pub mod read;
 pub mod record;
 pub(crate) mod run;
+pub mod runtime;
 pub mod table;
 pub mod users;
 pub mod users_check;

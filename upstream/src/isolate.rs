@@ -2,15 +2,16 @@
 //! namespaces (`unshare`: its own user, mount, pid and network namespaces), or, only when
 //! the user says so (`--unisolated`), on the host.
 //!
-//! Isolated, the code sees the host's file system read-only, a fresh tmpfs at /tmp and
-//! /dev/shm, its scratch directory as the one writable place, a network namespace with only
+//! Isolated, the code sees the host's file system read-only (so the library directories it
+//! is given stay visible), a fresh tmpfs at /dev/shm, its scratch directory (also its TMPDIR
+//! and HOME) as the one writable place, a network namespace with only
 //! loopback, a clean environment and HOME, and a bound on its address space; the runner
 //! ([`crate::bounded`]) bounds its time.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
 /// How the wheel's code runs.
@@ -37,12 +38,7 @@ awk '{print $2}' /proc/self/mounts | sort -u | while read -r m; do
   m=$(printf '%b' "$m")
   [ "$m" = "$S" ] || mount -o remount,bind,ro "$m" 2>/dev/null || true
 done
-exec 3<"$S"
-mount -t tmpfs -o mode=1777,size=1g tmpfs /tmp
 if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777,size=1g tmpfs /dev/shm; fi
-mkdir -p "$S"
-mount --no-canonicalize --bind /proc/self/fd/3 "$S"
-exec 3<&-
 ip link set lo up 2>/dev/null || true
 ulimit -v "$MOONCAKE_SOS_MAX_KIB"
 unset MOONCAKE_SOS_MAX_KIB
@@ -51,31 +47,23 @@ exec "$@"
 "#;
 
 impl Isolation {
-    /// Namespaces when they work here; else an error naming why and the flag that allows an
-    /// unisolated run. `unisolated` skips the probe.
-    pub fn choose(unisolated: bool) -> Result<Isolation, String> {
+    /// Namespaces unless `unisolated`; whether they work here is found at the first use.
+    pub fn choose(unisolated: bool) -> Isolation {
         if unisolated {
-            return Ok(Isolation::Unisolated);
+            Isolation::Unisolated
+        } else {
+            Isolation::Namespaces
         }
-        let scratch = crate::bounded::scratch("probe")
-            .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
-        let mut probe = Command::new("true");
-        probe.current_dir(scratch.path());
-        let mut wrapped = Isolation::Namespaces.wrap(&probe, scratch.path());
-        let limits = crate::bounded::Limits::within(Duration::from_secs(20));
-        let why = match crate::bounded::run(&mut wrapped, &limits) {
-            Ok(done) if done.status.success() => return Ok(Isolation::Namespaces),
-            Ok(done) => format!(
-                "{} ({})",
-                crate::core::run::tail(&done.stderr_text(), 2),
-                done.status
-            ),
-            Err(e) => e.to_string(),
-        };
-        Err(format!(
-            "the wheels' code runs isolated, and no isolation works here: `unshare` (Linux \
-             namespaces) failed: {why}; {UNISOLATED_FLAG} runs it on this host instead"
-        ))
+    }
+
+    /// Whether this isolation works here (probed once per process): an error naming why and
+    /// the flag that allows an unisolated run.
+    fn available(&self) -> Result<(), String> {
+        static NAMESPACES: OnceLock<Result<(), String>> = OnceLock::new();
+        match self {
+            Isolation::Unisolated => Ok(()),
+            Isolation::Namespaces => NAMESPACES.get_or_init(probe).clone(),
+        }
     }
 
     /// What the output says ran.
@@ -90,11 +78,13 @@ impl Isolation {
     }
 
     /// `command` to run the wheel's code with `scratch` its one writable directory; says
-    /// (once per process, on stderr) how the wheels' code runs.
-    pub fn command(&self, command: &Command, scratch: &Path) -> Command {
+    /// (once per process, on stderr) how the wheels' code runs. An error when the isolation
+    /// does not work here.
+    pub fn command(&self, command: &Command, scratch: &Path) -> Result<Command, String> {
+        self.available()?;
         static SAID: Once = Once::new();
         SAID.call_once(|| eprintln!("the wheels' code runs {}", self.describe()));
-        self.wrap(command, scratch)
+        Ok(self.wrap(command, scratch))
     }
 
     fn wrap(&self, command: &Command, scratch: &Path) -> Command {
@@ -108,7 +98,9 @@ impl Isolation {
             .get_current_dir()
             .map_or_else(|| scratch.clone(), Path::to_path_buf);
         let home = scratch.join("home");
+        let tmp = scratch.join("tmp");
         let _ = std::fs::create_dir_all(&home);
+        let _ = std::fs::create_dir_all(&tmp);
         let mut outer = Command::new("unshare");
         outer
             .args(["--user", "--map-root-user", "--mount", "--net", "--pid"])
@@ -131,7 +123,7 @@ impl Isolation {
                 std::env::var_os("PATH").unwrap_or_else(default_path),
             )
             .env("HOME", &home)
-            .env("TMPDIR", "/tmp")
+            .env("TMPDIR", &tmp)
             .env("LANG", "C.UTF-8")
             .env("MOONCAKE_SOS_MAX_KIB", MAX_ADDRESS_SPACE_KIB.to_string())
             .current_dir(&scratch);
@@ -143,6 +135,29 @@ impl Isolation {
         }
         outer
     }
+}
+
+/// Runs `true` in the namespaces.
+fn probe() -> Result<(), String> {
+    let scratch = crate::bounded::scratch("probe")
+        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let mut probe = Command::new("true");
+    probe.current_dir(scratch.path());
+    let mut wrapped = Isolation::Namespaces.wrap(&probe, scratch.path());
+    let limits = crate::bounded::Limits::within(Duration::from_secs(20));
+    let why = match crate::bounded::run(&mut wrapped, &limits) {
+        Ok(done) if done.status.success() => return Ok(()),
+        Ok(done) => format!(
+            "{} ({})",
+            crate::core::run::tail(&done.stderr_text(), 2),
+            done.status
+        ),
+        Err(e) => e.to_string(),
+    };
+    Err(format!(
+        "the wheels' code runs isolated, and no isolation works here: `unshare` (Linux \
+         namespaces) failed: {why}; {UNISOLATED_FLAG} runs it on this host instead"
+    ))
 }
 
 fn default_path() -> OsString {

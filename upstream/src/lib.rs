@@ -19,6 +19,7 @@ pub mod isolate;
 pub mod matrix;
 pub mod nesting;
 pub mod pin;
+pub mod progress;
 pub mod report;
 pub mod source;
 pub mod surface;

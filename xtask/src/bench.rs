@@ -7,10 +7,11 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{ManifestArg, repo_root};
 use mooncake_sos_codegen::model::Api;
+use mooncake_sos_upstream::bounded;
 use mooncake_sos_upstream::source::ModuleSource;
 use mooncake_sos_upstream::surface;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
@@ -82,6 +83,9 @@ fn bench(args: &Args, manifest: &Path, api: &Api) -> std::result::Result<(), Str
     result
 }
 
+/// Bound on one process of the benchmark.
+const BOUND: Duration = Duration::from_secs(600);
+
 fn compare(
     args: &Args,
     runs: usize,
@@ -92,13 +96,10 @@ fn compare(
 ) -> std::result::Result<(), String> {
     let module = &args.module;
     let python = |n: usize| {
-        let out = Command::new(&args.python)
-            .arg(script)
-            .arg(symbols)
-            .arg(module)
-            .arg(n.to_string())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", args.python.display()))?;
+        let mut cmd = Command::new(&args.python);
+        cmd.arg(script).arg(symbols).arg(module).arg(n.to_string());
+        let out = bounded::run(&mut cmd, &bounded::Limits::within(BOUND))
+            .map_err(|e| format!("{}: {e}", args.python.display()))?;
         let report: AstReport = serde_json::from_slice(&out.stdout).map_err(|e| {
             format!(
                 "{} printed no report ({e}): {}",
@@ -143,12 +144,10 @@ fn compare(
     }
     // Whole process, interleaved the same way.
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // Both sides through the same runner, so its cost is the same on each.
     let time = |cmd: &mut Command| {
         let start = Instant::now();
-        cmd.stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| e.to_string())?;
+        bounded::run(cmd, &bounded::Limits::within(BOUND)).map_err(|e| e.to_string())?;
         Ok::<_, String>(start.elapsed())
     };
     let (mut rust_proc, mut py_proc) = (Vec::new(), Vec::new());

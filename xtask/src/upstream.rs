@@ -8,6 +8,7 @@ use mooncake_sos_upstream::core::CoreSurface;
 use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::core::read::Reader;
 use mooncake_sos_upstream::core::record;
+use mooncake_sos_upstream::core::runtime::Runtimes;
 use mooncake_sos_upstream::fetch::Fetch;
 use mooncake_sos_upstream::isolate::Isolation;
 use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
@@ -138,6 +139,10 @@ pub struct Reading {
     /// (Linux namespaces through `unshare`) works here.
     #[arg(long)]
     pub unisolated: bool,
+    /// Load cores with only --lib-dir and LD_LIBRARY_PATH: no CUDA runtime wheel from the
+    /// package index, no driver stub built (both are brought when a core needs them).
+    #[arg(long)]
+    pub no_runtimes: bool,
 }
 
 impl Reading {
@@ -148,6 +153,7 @@ impl Reading {
                 self.timeout
             )));
         }
+        let runtimes_dir = cache_dir()?.with_file_name("runtimes");
         let cache_dir = if self.no_cache {
             None
         } else {
@@ -162,8 +168,14 @@ impl Reading {
                 .flat_map(std::env::split_paths)
                 .collect(),
             timeout: Duration::from_secs_f64(self.timeout),
-            isolation: Isolation::choose(self.unisolated)
-                .map_err(|why| BadInput(format!("error: {why}")))?,
+            isolation: Isolation::choose(self.unisolated),
+            runtimes: (!self.no_runtimes).then(|| Runtimes {
+                dir: runtimes_dir.clone(),
+                python: self.python.clone(),
+                index_url: None,
+                offline: false,
+                timeout: Duration::from_secs(600),
+            }),
         })
     }
 }
@@ -250,6 +262,10 @@ pub struct WatchArgs {
     /// default: the index.
     #[arg(long, value_name = "DIR")]
     pub smoke_deps: Option<PathBuf>,
+    /// No progress on stderr (by default: a live bar on a terminal, one line per step
+    /// otherwise).
+    #[arg(long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
@@ -275,7 +291,11 @@ impl WatchArgs {
     /// Lists, downloads and checks every release (`mooncake_sos_upstream::watch::run`).
     pub fn run(&self, manifest: &Manifest) -> crate::exit::Result<(watch::Report, watch::Timings)> {
         let index = self.index()?;
-        let reader = self.reading.reader()?;
+        let mut reader = self.reading.reader()?;
+        if let Some(runtimes) = &mut reader.runtimes {
+            runtimes.index_url = self.index_url.clone();
+            runtimes.offline = self.offline;
+        }
         let pinned = self
             .pinned(manifest)
             .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
@@ -292,13 +312,17 @@ impl WatchArgs {
             timeout: Duration::from_secs(300),
             cache_dir: index.cache_dir.clone(),
             isolation: reader.isolation.clone(),
+            runtimes: reader.runtimes.clone(),
+            native_module: manifest.api.upstream.native_module.clone(),
         };
+        let progress = mooncake_sos_upstream::progress::Progress::new("watch", self.quiet);
         let options = watch::Options {
             index: &index,
             reader: &reader,
             all: self.all,
             pinned,
             smoker: self.smoke.then_some(&smoker),
+            progress: &progress,
         };
         Ok(watch::run(
             &manifest.api,

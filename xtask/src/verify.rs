@@ -29,9 +29,10 @@ pub struct Args {
     /// modules) and check only that against api.toml.
     #[arg(long, conflicts_with_all = ["python", "sha256"])]
     surface: bool,
-    /// Read consumer sources: every use of the API and of the native core they make must be
+    /// Read consumer sources (a directory: every `.py` under it, hidden directories,
+    /// site-packages and virtualenvs skipped): every use of the API and of the native core they make must be
     /// declared (and fit); declarations no consumer uses are listed.
-    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["sha256", "surface"])]
+    #[arg(long, value_name = "PATH", num_args = 1.., conflicts_with_all = ["sha256", "surface"])]
     consumer: Vec<PathBuf>,
     /// Write the declarations the module needs into api.toml (each undeclared [[native]]
     /// use with the overload the images' cores serve it with, each [[sibling]]), then regen,

@@ -1,21 +1,17 @@
-//! `verify --consumer FILE... [--json]`: what consumer sources use of the API and of the
+//! `verify --consumer PATH... [--json]` (a directory: every `.py` under it): what consumer sources use of the API and of the
 //! native core, against api.toml and every image's core.
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_upstream::consumer;
 use mooncake_sos_upstream::core::images::{self, ImageFinding};
-use mooncake_sos_upstream::source::ModuleSource;
 use std::path::PathBuf;
 
 /// Prints every use (or the JSON report), the failures, the images' findings and a summary;
 /// declarations no consumer uses go to stderr in text mode. Exit 1 on any failure or finding.
 pub fn run(manifest: &Manifest, files: &[PathBuf], json: bool) -> Result {
     let api = &manifest.api;
-    let sources = files
-        .iter()
-        .map(|f| ModuleSource::read_module(f))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let sources = consumer::read(files)?;
     let report = consumer::check(api, &sources)?;
     let sides = images::load_all(manifest.root(), api)?;
     let findings: Vec<ImageFinding> = report

@@ -6,12 +6,16 @@
 //! declarations no consumer uses are listed.
 
 mod compare;
+mod files;
 mod keys;
 mod walk;
 
-use crate::source::{LoadError, ModuleSource};
+pub use files::{ConsumerFile, expand, module_name, read};
+
+use crate::source::LoadError;
 use crate::surface::{self, CallShape, Finding, SurfaceConfig};
 use mooncake_sos_codegen::model::{Api, SymbolKind};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,10 +151,16 @@ impl ConsumerReport {
     }
 }
 
-/// Reads every consumer file (each parsed with bounded nesting) and checks its uses against
-/// `api`; a file that cannot be read or parsed is a located [`LoadError`].
-pub fn check(api: &Api, sources: &[ModuleSource]) -> Result<ConsumerReport, LoadError> {
-    let config = SurfaceConfig::from_api(api);
+/// Reads every consumer file (each parsed with bounded nesting, in parallel) and checks its
+/// uses against `api`; a file that cannot be parsed is a located [`LoadError`] (the first in
+/// order).
+///
+/// The native surface is derived as for the module, but without `native_roles`: those name
+/// the module's own parameters, and in consumer code a parameter called `store` or `config` is
+/// anything. A native object is one the flow makes: imported, constructed, returned, passed.
+pub fn check(api: &Api, sources: &[ConsumerFile]) -> Result<ConsumerReport, LoadError> {
+    let mut config = SurfaceConfig::from_api(api);
+    config.roles.clear();
     let names = walk::Names {
         api_module: &api.upstream.module,
         native_module: &api.upstream.native_module,
@@ -181,30 +191,67 @@ pub fn check(api: &Api, sources: &[ModuleSource]) -> Result<ConsumerReport, Load
             .map(|m| (m.object.as_str(), dict_param(m)))
             .collect(),
     };
-    let mut files = Vec::new();
-    for source in sources {
-        let (uses, native) = crate::nesting::with_parsed(source, |parsed| {
-            let uses = walk::uses(parsed.suite(), &source.text, &names);
-            (
-                uses,
-                surface::derive_parsed(parsed.suite(), source, &config),
-            )
-        })?;
-        // The module's own uses are what `[[native]]` is checked against elsewhere; here only
-        // the failures count (a consumer need not use what the module uses).
-        let native_failures = surface::compare(&api.surface, native.clone()).failures;
-        let mut failures = compare::api_failures(api, &uses);
-        failures.extend(native_failures);
-        failures.sort();
-        files.push(FileReport {
-            file: source.display.clone(),
-            uses,
-            native: native.uses,
-            failures,
-        });
-    }
+    // A file found in a directory is parsed and analysed only when its text names the package:
+    // no other can use it, as far as the analysis follows (values are not followed across
+    // files). A file named on the command line always is.
+    let package = api.upstream.package();
+    let reach: Vec<bool> = sources
+        .par_iter()
+        .map(|f| f.named || f.source.text.contains(package))
+        .collect();
+    let reports: Vec<Result<FileReport, LoadError>> = sources
+        .par_iter()
+        .zip(&reach)
+        .map(|(file, &reaches)| match reaches {
+            true => check_file(api, &names, &config, file),
+            false => Ok(FileReport {
+                file: file.source.display.clone(),
+                uses: Vec::new(),
+                native: Vec::new(),
+                failures: Vec::new(),
+            }),
+        })
+        .collect();
+    let files = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
     let unused = unused(api, &files);
     Ok(ConsumerReport { files, unused })
+}
+
+/// One file's uses and failures; relative imports resolve against its own module.
+fn check_file(
+    api: &Api,
+    names: &walk::Names<'_>,
+    config: &SurfaceConfig,
+    file: &ConsumerFile,
+) -> Result<FileReport, LoadError> {
+    let source = &file.source;
+    let config = SurfaceConfig {
+        module: file.module.clone(),
+        ..config.clone()
+    };
+    let (uses, mut native) = crate::nesting::with_parsed(source, |parsed| {
+        let uses = walk::uses(parsed.suite(), &source.text, names);
+        (
+            uses,
+            surface::derive_parsed(parsed.suite(), source, &config),
+        )
+    })?;
+    // Importing the API module is the consumer walk's to check, not a sibling's.
+    native.uses.retain(|u| {
+        !matches!(&u.target, surface::Target::Sibling { module } if *module == api.upstream.module)
+    });
+    // The module's own uses are what `[[native]]` is checked against elsewhere; here only
+    // the failures count (a consumer need not use what the module uses).
+    let native_failures = surface::compare(&api.surface, native.clone()).failures;
+    let mut failures = compare::api_failures(api, &uses);
+    failures.extend(native_failures);
+    failures.sort();
+    Ok(FileReport {
+        file: source.display.clone(),
+        uses,
+        native: native.uses,
+        failures,
+    })
 }
 
 /// The name of a dict-taking callable's first parameter, as its overload declares it: the

@@ -1,4 +1,4 @@
-use super::{ConsumerReport, UseKind, check};
+use super::{ConsumerFile, ConsumerReport, UseKind, check};
 use crate::source::ModuleSource;
 use mooncake_sos_codegen::model::Api;
 
@@ -8,9 +8,17 @@ fn api() -> Api {
     mooncake_sos_codegen::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
+fn file(source: ModuleSource) -> ConsumerFile {
+    ConsumerFile {
+        source,
+        module: "consumer".into(),
+        named: true,
+    }
+}
+
 fn run(text: &str) -> ConsumerReport {
     let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
-    check(&api(), &[source]).unwrap()
+    check(&api(), &[file(source)]).unwrap()
 }
 
 fn failures(text: &str) -> Vec<String> {
@@ -176,7 +184,7 @@ s.setup({\"protocol\": \"tcp\", **extra})\n";
 #[test]
 fn a_consumer_that_does_not_parse_is_located() {
     let source = ModuleSource::from_bytes("bad.py", b"def f(:\n".to_vec()).unwrap();
-    let e = check(&api(), &[source]).unwrap_err();
+    let e = check(&api(), &[file(source)]).unwrap_err();
     assert_eq!(e.location, "bad.py:1:7");
 }
 
@@ -416,4 +424,194 @@ fn many_setup_calls_on_one_dict_stay_linear() {
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
     assert_eq!(lines.len(), 5000, "one failure per call");
     assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
+}
+
+fn run_in(module: &str, text: &str) -> ConsumerReport {
+    let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
+    let file = ConsumerFile {
+        source,
+        module: module.into(),
+        named: true,
+    };
+    check(&api(), &[file]).unwrap()
+}
+
+#[test]
+fn parameters_named_like_roles_are_not_native() {
+    // `native_roles` name the module's parameters; a consumer's `store` is a torch store and
+    // its `config` a model config.
+    let report = run_in(
+        "model.layers",
+        "def tune(store, config):\n    store.set_timeout(30)\n    return config.hidden_size\n",
+    );
+    assert!(report.ok(), "{:?}", report.failure_lines());
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
+}
+
+#[test]
+fn relative_imports_are_the_consumers_package() {
+    // In app.p2p, `.store` is app.store and `.mixin` app.mixin: neither is mooncake's.
+    let report = run_in(
+        "app.p2p",
+        "from .store import MooncakeDistributedStore\nfrom .mixin import M\nfrom . import engine\n\
+         s = MooncakeDistributedStore()\ns.put_parts(1)\n",
+    );
+    assert!(report.ok(), "{:?}", report.failure_lines());
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
+    // The package's `__init__` resolves `.x` inside the package itself.
+    let report = run_in(
+        "app.__init__",
+        "from .store import MooncakeDistributedStore\n",
+    );
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
+}
+
+#[test]
+fn module_names_come_from_the_package_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("top/app/sub");
+    std::fs::create_dir_all(&pkg).unwrap();
+    for init in ["top/app/__init__.py", "top/app/sub/__init__.py"] {
+        std::fs::write(tmp.path().join(init), "").unwrap();
+    }
+    let name = |p: &std::path::Path| super::module_name(p, None);
+    assert_eq!(name(&pkg.join("p2p.py")), "app.sub.p2p");
+    assert_eq!(name(&pkg.join("__init__.py")), "app.sub.__init__");
+    assert_eq!(name(&tmp.path().join("top/run.py")), "run");
+    // Under a directory given, the directories on the way are packages (namespace ones too).
+    std::fs::create_dir_all(tmp.path().join("top/app/ns/deep")).unwrap();
+    let deep = tmp.path().join("top/app/ns/deep/m.py");
+    let top = tmp.path().join("top");
+    assert_eq!(super::module_name(&deep, Some(&top)), "app.ns.deep.m");
+    // Given the package itself, its own name comes first.
+    let app = tmp.path().join("top/app");
+    assert_eq!(super::module_name(&deep, Some(&app)), "app.ns.deep.m");
+}
+
+#[test]
+fn files_found_that_do_not_name_the_package_are_not_read() {
+    let file = |module: &str, text: &str, named: bool| ConsumerFile {
+        source: ModuleSource::from_bytes(format!("{module}.py"), text.as_bytes().to_vec()).unwrap(),
+        module: module.into(),
+        named,
+    };
+    // Found in a directory, a file that cannot use the package is not parsed: its syntax
+    // error is not bad input. Named on the command line, it is.
+    let broken = "def f(:\n";
+    let files = [
+        file(
+            "app.store",
+            "from mooncake.store import ReplicateConfig\nReplicateConfig()\n",
+            false,
+        ),
+        file("app.legacy", broken, false),
+    ];
+    let report = check(&api(), &files).unwrap();
+    assert_eq!(report.files.len(), 2);
+    assert_eq!(
+        report.files[0].native.len(),
+        2,
+        "{:?}",
+        report.files[0].native
+    );
+    assert!(report.files[1].native.is_empty() && report.files[1].uses.is_empty());
+    let e = check(&api(), &[file("app.legacy", broken, true)]).unwrap_err();
+    assert_eq!(e.location, "app.legacy.py:1:7");
+}
+
+#[test]
+fn a_native_class_returned_in_a_tuple_keeps_its_writes() {
+    // sglang's store: the class comes back from a helper beside a flag; its instance's
+    // `group_ids` write is a use (undeclared in api.toml, so a finding at its line).
+    let report = run_in(
+        "app.store",
+        "def semantics():\n    from mooncake.store import ReplicateConfig\n    return ReplicateConfig, True\n\
+         \nclass S:\n    def __init__(self):\n        self.cls, self.ok = semantics()\n\
+         \n    def config(self, ids):\n        c = self.cls()\n        c.group_ids = ids\n        return c\n",
+    );
+    let lines = report.failure_lines();
+    assert_eq!(
+        lines,
+        [
+            "consumer.py:11: native ReplicateConfig.group_ids: undeclared: expected a [[native]] entry, found required write on an instance"
+        ],
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn literal_dict_keywords_are_keywords() {
+    // `**{"compression": "zstd"}` passes exactly `compression=`, which put() does not take;
+    // `**{"namespace": "n"}` fits; a `**mapping` of unknown keys is not a finding.
+    let text = format!(
+        "{HEAD}\
+t = MooncakeBundleTransfer(MooncakeDistributedStore())
+t.put(1, type=\"dict\", **{{\"compression\": \"zstd\"}})
+t.put(1, type=\"dict\", **{{\"namespace\": \"n\"}})
+t.put(1, **opts)
+"
+    );
+    assert_eq!(
+        failures(&text),
+        [
+            "consumer.py:4: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found a call with 1 positional, keywords compression, type: no parameter `compression`"
+        ]
+    );
+    let report = run(&text);
+    let put = report.files[0]
+        .uses
+        .iter()
+        .find(|u| u.line == 5 && u.subject == "MooncakeBundleTransfer.put")
+        .unwrap();
+    assert_eq!(
+        put.describe(),
+        "MooncakeBundleTransfer.put: call(1 arg(s), namespace=\"n\", type=\"dict\")"
+    );
+}
+
+#[test]
+fn computed_names_on_the_way_to_the_api_are_findings() {
+    let text = format!(
+        "{HEAD}\
+import importlib
+t = MooncakeBundleTransfer(MooncakeDistributedStore())
+getattr(t, \"p\" + \"ut\")(1)
+importlib.import_module(\"mooncake.\" + name)
+__import__(f\"mooncake.{{name}}\")
+getattr(other, \"p\" + \"ut\")
+importlib.import_module(\"json\" + name)
+"
+    );
+    assert_eq!(
+        failures(&text),
+        [
+            "consumer.py:5: MooncakeBundleTransfer.<computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:6: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:7: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+        ]
+    );
+}
+
+#[test]
+fn literal_dict_keywords_reach_native_calls_too() {
+    let report = run(&format!(
+        "{HEAD}s = MooncakeDistributedStore()\ns.setup({{}}, **{{\"enable_ssd_offload\": True}})\n"
+    ));
+    let lines = report.use_lines("mooncake.store");
+    assert!(
+        lines.contains(&"consumer.py:4: native MooncakeDistributedStore.setup: call(1 arg, enable_ssd_offload=) on an instance: required".to_owned()),
+        "{lines:#?}"
+    );
 }

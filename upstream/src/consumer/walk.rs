@@ -10,6 +10,8 @@ mod classes;
 mod special;
 mod visit;
 
+pub(super) use special::COMPUTED;
+
 use super::keys::Search;
 use super::{ConsumerUse, UseKind};
 use crate::extract::Lines;
@@ -370,23 +372,22 @@ impl<'a> Walk<'a, '_> {
 
     fn call_use(&self, c: &ast::ExprCall, on_class: bool) -> UseKind {
         let args = &c.arguments;
-        let mut keywords: Vec<String> = args
-            .keywords
+        let passed = crate::surface::keyword_args(&args.keywords);
+        let mut keywords: Vec<String> = passed
             .iter()
-            .filter_map(|k| k.arg.as_ref().map(|a| a.to_string()))
+            .filter_map(|(name, _)| name.map(str::to_owned))
             .collect();
         keywords.sort();
-        let literals = args
-            .keywords
+        let literals = passed
             .iter()
-            .filter_map(|k| Some((k.arg.as_ref()?.to_string(), self.literal(&k.value)?)))
+            .filter_map(|(name, value)| Some(((*name)?.to_owned(), self.literal(value)?)))
             .collect::<BTreeMap<_, _>>();
         UseKind::Call {
             shape: CallShape {
                 positional: args.args.iter().filter(|a| !a.is_starred_expr()).count(),
                 starred: args.args.iter().any(Expr::is_starred_expr),
                 keywords,
-                double_starred: args.keywords.iter().any(|k| k.arg.is_none()),
+                double_starred: passed.iter().any(|(name, _)| name.is_none()),
             },
             on_class,
             literals,

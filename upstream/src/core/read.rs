@@ -4,6 +4,7 @@
 
 use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, ModuleKind, WheelInfo};
 use super::run::{Finished, StepError, bounded, tail};
+use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
 use crate::source::{LoadError, sha256_hex};
@@ -31,6 +32,9 @@ pub struct Reader {
     pub timeout: Duration,
     /// Where the import (the wheel's code) runs.
     pub isolation: Isolation,
+    /// Where a CUDA runtime or driver stub the core needs comes from; `None`: only
+    /// `lib_dirs`.
+    pub runtimes: Option<Runtimes>,
 }
 
 /// Whether a surface came from the cache.
@@ -49,6 +53,7 @@ impl Reader {
             lib_dirs: Vec::new(),
             timeout: Duration::from_secs(120),
             isolation: Isolation::Unisolated,
+            runtimes: None,
         }
     }
 
@@ -124,16 +129,42 @@ impl Reader {
         let script = work.path().join("introspect.py");
         std::fs::write(&script, INTROSPECT_PY)
             .map_err(|e| fail(format!("cannot write {}: {e}", script.display())))?;
-        let mut run = Command::new(&venv_python);
-        run.arg("-I")
-            .arg(&script)
-            .arg(&core.module)
-            .args(other_modules(core))
-            .current_dir(work.path())
-            .env("LD_LIBRARY_PATH", self.library_path());
-        let run = self.isolation.command(&run, work.path());
-        let done =
-            bounded(run, deadline).map_err(|e| self.step_error(core, "importing the core", e))?;
+        // A library the core needs and the reader can bring: brought, and the import tried
+        // again (a runtime first, then the driver stub it needs in turn).
+        let mut brought: Vec<PathBuf> = Vec::new();
+        let done = loop {
+            let mut run = Command::new(&venv_python);
+            run.arg("-I")
+                .arg(&script)
+                .arg(&core.module)
+                .args(other_modules(core))
+                .current_dir(work.path())
+                .env("LD_LIBRARY_PATH", self.library_path(&brought));
+            let run = self.isolation.command(&run, work.path()).map_err(fail)?;
+            let done = bounded(run, deadline)
+                .map_err(|e| self.step_error(core, "importing the core", e))?;
+            let missing = (done.status.code() == Some(IMPORT_FAILED))
+                .then(|| missing_library(&done.stderr))
+                .flatten()
+                .filter(|l| provides(l));
+            let (Some(runtimes), Some(library)) = (&self.runtimes, missing) else {
+                break done;
+            };
+            let so = installed(&venv, &core.file)
+                .ok_or_else(|| fail(format!("{} is not in the venv", core.file)))?;
+            let dir = runtimes
+                .provide(&library, &so, &core.file_sha256)
+                .map_err(|why| {
+                    fail(format!(
+                        "{}\n  bringing {library} failed: {why}",
+                        import_error(core, &done.stderr)
+                    ))
+                })?;
+            if brought.contains(&dir) {
+                break done;
+            }
+            brought.push(dir);
+        };
         if done.status.code() == Some(IMPORT_FAILED) {
             return Err(fail(import_error(core, &done.stderr)));
         }
@@ -226,8 +257,9 @@ impl Reader {
         LoadError::new(&core.display, message)
     }
 
-    fn library_path(&self) -> OsString {
+    fn library_path(&self, brought: &[PathBuf]) -> OsString {
         let mut dirs: Vec<PathBuf> = self.lib_dirs.clone();
+        dirs.extend_from_slice(brought);
         if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
             dirs.extend(std::env::split_paths(&old));
         }
@@ -264,13 +296,29 @@ fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {
     (surface.format == FORMAT && surface.wheel.sha256 == wheel_sha256).then_some(surface)
 }
 
+/// `<venv>/lib/python3.*/site-packages/<file>`.
+pub(crate) fn installed(venv: &Path, file: &str) -> Option<PathBuf> {
+    std::fs::read_dir(venv.join("lib"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages").join(file))
+        .find(|p| p.is_file())
+}
+
+const NOT_FOUND: &str = ": cannot open shared object file";
+
+/// The shared library the loader could not find, when that is why the import failed.
+pub(crate) fn missing_library(stderr: &str) -> Option<String> {
+    let last = tail(stderr, 1);
+    let end = last.find(NOT_FOUND)?;
+    Some(last[..end].rsplit([' ', ':']).next()?.to_owned())
+}
+
 /// The import error, naming the shared library the loader could not find when that is why.
 fn import_error(core: &WheelCore, stderr: &str) -> String {
     let last = tail(stderr, 1);
-    const NOT_FOUND: &str = ": cannot open shared object file";
-    match last.find(NOT_FOUND) {
-        Some(end) => {
-            let library = last[..end].rsplit([' ', ':']).next().unwrap_or_default();
+    match missing_library(stderr) {
+        Some(library) => {
             format!(
                 "the native core {} does not import: it needs {library}, which the dynamic \
                  loader cannot find (add its directory with --lib-dir or LD_LIBRARY_PATH)\n  {last}",

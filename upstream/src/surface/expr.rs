@@ -254,14 +254,37 @@ impl<'a> Analyzer<'a> {
                 other => (self.eval(other), false, other),
             })
             .collect();
-        let keywords = arguments
-            .keywords
-            .iter()
-            .map(|k| (k.arg.as_ref().map(|a| a.as_str()), self.eval(&k.value)))
+        let keywords = keyword_args(&arguments.keywords)
+            .into_iter()
+            .map(|(name, value)| (name, self.eval(value)))
             .collect();
         Args {
             positional,
             keywords,
         }
     }
+}
+
+/// A call's keyword arguments, `**{"k": v}` with literal string keys spelt out as `k=v` (it
+/// passes exactly those); any other `**mapping` stays `None` (keys unknown).
+pub(crate) fn keyword_args(keywords: &[ast::Keyword]) -> Vec<(Option<&str>, &Expr)> {
+    let mut out = Vec::new();
+    for k in keywords {
+        if let (None, Expr::Dict(d)) = (&k.arg, &k.value) {
+            let literal: Option<Vec<(&str, &Expr)>> = d
+                .items
+                .iter()
+                .map(|item| match &item.key {
+                    Some(Expr::StringLiteral(s)) => Some((s.value.to_str(), &item.value)),
+                    _ => None,
+                })
+                .collect();
+            if let Some(items) = literal {
+                out.extend(items.into_iter().map(|(name, value)| (Some(name), value)));
+                continue;
+            }
+        }
+        out.push((k.arg.as_ref().map(|a| a.as_str()), &k.value));
+    }
+    out
 }

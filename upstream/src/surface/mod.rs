@@ -37,6 +37,7 @@ mod stmt;
 mod walk;
 
 pub use compare::{Finding, SurfaceReport, compare, fits};
+pub(crate) use expr::keyword_args;
 
 use crate::source::{LoadError, ModuleSource};
 use mooncake_sos_codegen::model::Api;

@@ -202,8 +202,12 @@ impl<'a> Analyzer<'a> {
                     }
                 }
             }
-            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.assign(e, Vals::new())),
-            Expr::List(l) => l.elts.iter().for_each(|e| self.assign(e, Vals::new())),
+            // `cls, ok = helper()` where it returns `(ReplicateConfig, True)`: a sequence keeps
+            // no order, so each target may hold any of its items.
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                let items = elements(&vals);
+                elts.iter().for_each(|e| self.assign(e, items.clone()))
+            }
             Expr::Starred(s) => self.assign(&s.value, Vals::new()),
             other => {
                 self.eval(other);

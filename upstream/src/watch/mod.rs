@@ -69,6 +69,8 @@ pub struct Options<'a> {
     pub pinned: Option<ModuleSource>,
     /// `--smoke`: the consumer's scenarios against each release that runs here.
     pub smoker: Option<&'a smoke::Smoker>,
+    /// Where each step is shown (stderr).
+    pub progress: &'a crate::progress::Progress,
 }
 
 /// The packages the images name, in the order api.toml names them: each overlay's base
@@ -137,14 +139,28 @@ pub fn run(
     let floor = if options.all { None } else { floor(api) };
     // 1. list and download
     let mut listed = Vec::new();
+    let progress = options.progress;
     for package in packages(api) {
         let t = Instant::now();
+        progress.expect(1);
+        progress.start(&format!("listing {package}"));
         let versions = options.index.versions(&package)?;
+        progress.done();
         timings.listing += t.elapsed();
         let mut wheels = Vec::new();
-        for version in versions.iter().filter(|v| at_least(v, floor.as_deref())) {
+        let wanted: Vec<&String> = versions
+            .iter()
+            .filter(|v| at_least(v, floor.as_deref()))
+            .collect();
+        // Each release is fetched, then checked.
+        progress.expect(2 * wanted.len() as u64);
+        for version in wanted {
             let t = Instant::now();
+            progress.start(&format!(
+                "{package} {version}: the wheel (cache or download)"
+            ));
             let wheel = options.index.wheel(&package, version)?;
+            progress.done();
             if wheel.downloaded {
                 timings.download += t.elapsed();
                 timings.downloads += 1;
@@ -213,7 +229,12 @@ pub fn run(
     for (package, versions, wheels) in listed {
         let releases = wheels
             .iter()
-            .map(|w| release::check(&cx, w))
+            .map(|w| {
+                progress.start(&format!("{} {}: checking", w.package, w.version));
+                let checked = release::check(&cx, w);
+                progress.done();
+                checked
+            })
             .collect::<Result<Vec<_>, _>>()?;
         packages.push(PackageReport {
             package,
@@ -235,6 +256,7 @@ pub fn run(
         .collect();
     timings.checks = t.elapsed();
     timings.total = started.elapsed();
+    progress.finish();
     Ok((
         Report {
             baseline,

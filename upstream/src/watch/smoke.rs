@@ -5,9 +5,12 @@
 
 use super::index::Wheel;
 use super::release::Smoke;
+use crate::core::read::{installed, missing_library};
 use crate::core::run::{StepError, bounded, tail};
+use crate::core::runtime::provides;
+use crate::core::wheel::inspect;
 use crate::source::sha256_hex;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -31,6 +34,10 @@ pub struct Smoker {
     pub cache_dir: PathBuf,
     /// Where the smoke (the wheel's code) runs.
     pub isolation: crate::isolate::Isolation,
+    /// What the core needs to load, brought as the core reader brings it (`None`: only
+    /// `lib_dirs`), and the module that imports the core (`mooncake.store`).
+    pub runtimes: Option<crate::core::runtime::Runtimes>,
+    pub native_module: String,
 }
 
 impl Smoker {
@@ -114,6 +121,10 @@ impl Smoker {
             return not_run("cannot write the shim".into());
         }
         let mut paths = self.lib_dirs.clone();
+        match self.core_loads(wheel, &venv, work.path(), deadline) {
+            Ok(brought) => paths.extend(brought),
+            Err(why) => return not_run(why),
+        }
         if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
             paths.extend(std::env::split_paths(&old));
         }
@@ -126,7 +137,10 @@ impl Smoker {
                 std::env::join_paths(paths).unwrap_or_default(),
             )
             .env("MC_TCP_BIND_ADDRESS", "127.0.0.1");
-        let run = self.isolation.command(&run, work.path());
+        let run = match self.isolation.command(&run, work.path()) {
+            Ok(run) => run,
+            Err(why) => return not_run(why),
+        };
         match bounded(run, deadline) {
             Err(StepError::TimedOut) => {
                 not_run(format!("no verdict within {} s", self.timeout.as_secs()))
@@ -161,6 +175,64 @@ impl Smoker {
                         tail(&done.stderr, 2)
                     )),
                 }
+            }
+        }
+    }
+}
+
+impl Smoker {
+    /// The directories the core needs beyond `lib_dirs` (a CUDA runtime, a driver stub), found
+    /// as the core reader finds them: import it, bring what the loader says is missing, again.
+    /// An error (the loader's last words) when the core does not import here: the smoke would
+    /// only report that as failed scenarios.
+    fn core_loads(
+        &self,
+        wheel: &Wheel,
+        venv: &Path,
+        work: &Path,
+        deadline: Instant,
+    ) -> Result<Vec<PathBuf>, String> {
+        let mut brought = Vec::new();
+        let core = std::fs::read(&wheel.path).ok().and_then(|bytes| {
+            let display = wheel.path.display().to_string();
+            inspect(&display, bytes, wheel.sha256.clone(), &self.native_module).ok()
+        });
+        // A wheel whose core cannot be found: the smoke says what happens.
+        let Some(core) = core else {
+            return Ok(brought);
+        };
+        loop {
+            let mut dirs = self.lib_dirs.clone();
+            dirs.extend(brought.iter().cloned());
+            let inherited = std::env::var_os("LD_LIBRARY_PATH");
+            dirs.extend(inherited.iter().flat_map(std::env::split_paths));
+            let mut import = Command::new(venv.join("bin/python"));
+            import
+                .args(["-I", "-c", &format!("import {}", core.module)])
+                .current_dir(work)
+                .env(
+                    "LD_LIBRARY_PATH",
+                    std::env::join_paths(dirs).unwrap_or_default(),
+                );
+            let import = self.isolation.command(&import, work)?;
+            let done = match bounded(import, deadline) {
+                Ok(done) => done,
+                Err(StepError::TimedOut) => return Err("out of time importing its core".into()),
+                Err(StepError::Failed(why)) => return Err(why),
+            };
+            if done.status.success() {
+                return Ok(brought);
+            }
+            let said = tail(&done.stderr, 1);
+            let library = missing_library(&done.stderr).filter(|l| provides(l));
+            let so = installed(venv, &core.file);
+            let (Some(runtimes), Some(library), Some(so)) = (&self.runtimes, library, so) else {
+                return Err(format!("its core does not import here: {said}"));
+            };
+            match runtimes.provide(&library, &so, &core.file_sha256) {
+                Ok(dir) if !brought.contains(&dir) => brought.push(dir),
+                Ok(_) => return Err(format!("its core does not import here: {said}")),
+                Err(why) => return Err(format!("its core does not import here: {said} ({why})")),
             }
         }
     }

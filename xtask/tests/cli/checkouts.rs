@@ -8,8 +8,9 @@ use mooncake_sos_testkit::copy_tree;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// What a checkout needs to build and run xtask: the workspace, its members, the inputs.
-const CHECKOUT: [&str; 11] = [
+/// What a checkout needs to build and run xtask: the workspace, its members, the inputs
+/// (scripts/: the core reader builds the CUDA driver stub with cuda-driver-stub.sh).
+const CHECKOUT: [&str; 12] = [
     "Cargo.toml",
     "Cargo.lock",
     ".cargo",
@@ -21,6 +22,7 @@ const CHECKOUT: [&str; 11] = [
     "generated",
     "tests",
     "docker",
+    "scripts",
 ];
 
 /// A copy of the repository in `dir`, with the sources' modification times, so a build

@@ -78,7 +78,14 @@ fn a_core_that_cannot_load_names_the_missing_library() {
     let whl = cuda13_wheel("0.3.11.post1").display().to_string();
     let runtime = cuda13_runtime_only();
     let err = refused(
-        &["core", "--no-cache", "--lib-dir", &runtime, &whl],
+        &[
+            "core",
+            "--no-cache",
+            "--no-runtimes",
+            "--lib-dir",
+            &runtime,
+            &whl,
+        ],
         &[],
         Duration::from_secs(120),
     );
@@ -94,7 +101,14 @@ fn a_core_that_cannot_load_names_the_missing_library() {
         .unwrap();
     let stub = stub.display().to_string();
     let err = refused(
-        &["core", "--no-cache", "--lib-dir", &stub, &whl],
+        &[
+            "core",
+            "--no-cache",
+            "--no-runtimes",
+            "--lib-dir",
+            &stub,
+            &whl,
+        ],
         &[],
         Duration::from_secs(120),
     );

@@ -83,20 +83,32 @@ fn a_wheel_that_writes_outside_and_connects_out_does_neither_and_the_output_says
 }
 
 #[test]
-fn with_no_isolation_working_the_command_refuses_naming_the_flag() {
-    // No `unshare` on PATH: nothing isolates, and nothing runs.
-    let run = xtask(
-        &["core", "--no-cache", "no-such.whl"],
-        &[("PATH", "/nonexistent")],
+fn with_no_isolation_working_the_read_refuses_naming_the_flag() {
+    // No `unshare` on PATH (the interpreter given by its path): nothing isolates, and the
+    // wheel's code does not run.
+    let (dir, whl, python) = (
+        tempfile::tempdir().unwrap(),
+        mooncake_sos_testkit::wheel("0.3.12.post1")
+            .display()
+            .to_string(),
+        std::env::var("MC_TEST_PYTHON").unwrap(),
     );
+    let path = dir.path().to_str().unwrap();
+    let args = ["core", "--no-cache", "--core-python", &python, &whl];
+    let run = xtask(&args, &[("PATH", path)]);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
-        "error: the wheels' code runs isolated, and no isolation works here: `unshare` (Linux \
-         namespaces) failed: cannot run it: No such file or directory (os error 2); \
-         --unisolated runs it on this host instead\n"
+        format!(
+            "{whl}: error: the wheels' code runs isolated, and no isolation works here: \
+             `unshare` (Linux namespaces) failed: cannot run it: No such file or directory (os \
+             error 2); --unisolated runs it on this host instead\n"
+        )
     );
+    // Commands that run no wheel code need no isolation.
+    let run = xtask(&["core", "--images"], &[("PATH", path)]);
+    assert_eq!(run.code, Some(0), "{run:?}");
 }
 
 #[test]

@@ -122,3 +122,114 @@ fn bad_consumer_files_are_located_errors() {
     let run = verify(&["--consumer", &fixture("object_store.py"), "--sha256"]);
     assert_eq!(run.code, Some(2), "{run:?}");
 }
+
+#[test]
+fn a_directory_is_every_py_under_it_hidden_installed_and_virtualenvs_skipped() {
+    // tree/ holds a package whose relative imports and `store` / `config` parameters are its
+    // own, and broken files under .venv/, site-packages/ and a virtualenv (pyvenv.cfg).
+    let dir = fixture("tree");
+    let run = verify(&["--consumer", &dir]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let p2p = format!("{dir}/app/p2p.py");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{p2p}:4: native MooncakeDistributedStore: read: required\n\
+             {p2p}:8: native MooncakeDistributedStore: call(): required\n\
+             verify --consumer: 3 file(s), 2 uses; every use is declared and fits api.toml and every image's core\n"
+        ),
+        "{run:?}"
+    );
+    // A skipped file named on its own is read (and here fails, located).
+    let run = verify(&["--consumer", &format!("{dir}/env/skipped.py")]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "{dir}/env/skipped.py:1:12: error: Python syntax error"
+        )),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn over_the_sglang_package_every_finding_lies_in_a_file_that_imports_mooncake() {
+    // The real sglang 0.5.16 wheel from the package index, unpacked whole; which files import
+    // mooncake (directly or through sglang's own modules) is Python's `ast` to say.
+    let wheels = std::env::var_os("MC_TEST_CONSUMER_WHEELS")
+        .unwrap_or_else(|| panic!("MC_TEST_CONSUMER_WHEELS is not set: run scripts/test.sh"));
+    let wheel =
+        std::path::Path::new(&wheels).join("sglang-0.5.16-cp311-cp311-manylinux_2_34_x86_64.whl");
+    let python = std::env::var("MC_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sglang-0.5.16");
+    let py = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(&python)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    py(&[
+        "-m".as_ref(),
+        "zipfile".as_ref(),
+        "-e".as_ref(),
+        wheel.as_os_str(),
+        root.as_os_str(),
+    ]);
+    let oracle = repo_root().join("xtask/tests/cli/consumers/import_closure.py");
+    let importing: std::collections::BTreeSet<String> = py(&[oracle.as_os_str(), root.as_os_str()])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(importing.len() >= 9, "{importing:?}");
+
+    let run = verify(&["--consumer", root.to_str().unwrap(), "--json"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
+    let mut failing = std::collections::BTreeSet::new();
+    for f in v["files"].as_array().unwrap() {
+        if !f["failures"].as_array().unwrap().is_empty() {
+            failing.insert(f["file"].as_str().unwrap().to_owned());
+        }
+    }
+    for finding in v["images"].as_array().unwrap() {
+        let origin = finding["origin"].as_str().unwrap();
+        failing.insert(origin.rsplit_once(':').map_or(origin, |o| o.0).to_owned());
+    }
+    let elsewhere: Vec<&String> = failing.difference(&importing).collect();
+    assert!(
+        elsewhere.is_empty(),
+        "findings in files that do not import mooncake: {elsewhere:?}"
+    );
+    // Stronger, as the analysis follows no value across files: only where it is imported.
+    let direct: std::collections::BTreeSet<String> =
+        py(&[oracle.as_os_str(), root.as_os_str(), "--direct".as_ref()])
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    let indirect: Vec<&String> = failing.difference(&direct).collect();
+    assert!(indirect.is_empty(), "{indirect:?}");
+    // And the scan sees sglang's store: the group_ids write on a ReplicateConfig whose class
+    // came back from a helper in a tuple.
+    let store = root.join("sglang/srt/mem_cache/storage/mooncake_store/mooncake_store.py");
+    let store = store.to_str().unwrap();
+    assert!(failing.contains(store), "{failing:?}");
+    let file = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == store)
+        .unwrap();
+    let write = file["native"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["line"] == 1260)
+        .unwrap();
+    assert_eq!(
+        write["target"]["path"], "ReplicateConfig.group_ids",
+        "{write}"
+    );
+    assert_eq!(write["access"]["kind"], "write", "{write}");
+}

@@ -1,0 +1,3 @@
+class Mixin:
+    def set_timeout(self, seconds):
+        self.timeout = seconds
