@@ -84,9 +84,21 @@ pub fn check(
     }
     let findings = images::check(&sides, &surface.file, &surface.uses);
     lines.extend(findings.iter().map(ImageFinding::line));
+    // The images' other users of the package, across each pin, from their records.
+    let users = mooncake_sos_upstream::core::users_check::pin_users(api, manifest.root())?;
+    for pin in &users {
+        for line in &pin.verdict.warnings {
+            eprintln!("warning: {line}");
+        }
+        lines.extend(pin.verdict.failures.iter().cloned());
+    }
+    let users: String = users
+        .iter()
+        .map(|pin| format!("; {} served", pin.summary()))
+        .collect();
     let summary = if lines.is_empty() {
         format!(
-            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules, served by every image ({}){} (sha256 {})",
+            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules, served by every image ({}){users}{} (sha256 {})",
             source.display,
             api.symbols.len(),
             symbols.items.len(),

@@ -201,12 +201,28 @@ pub fn run(
         };
         sides.push((side, Some(layer), package_of(&image.layer).to_owned()));
     }
+    // Pin images' recorded users: a release that breaks one is not fit for that pin (a
+    // missing record is verify's to report).
+    let mut users = Vec::new();
+    for image in api
+        .images
+        .iter()
+        .filter(|i| matches!(i.layer, Layer::Pin { .. }))
+    {
+        for user in &image.users {
+            let path = crate::core::users::path(root, &user.package, &user.version);
+            if path.exists() {
+                users.push((image.id.clone(), crate::core::users::load(&path)?));
+            }
+        }
+    }
     let cx = release::Context {
         api,
         reader: options.reader,
         sides: &sides,
         baseline: facts.as_ref(),
         smoker: options.smoker,
+        users: &users,
     };
     // 3. every release
     let mut packages = Vec::new();
