@@ -1,8 +1,9 @@
 //! First imports from eight threads at once, in a fresh process: four load the real module,
-//! four a copy under another package name that imports the same native core. Every load
+//! two a copy under another package name that imports the same native core, two a broken copy. Every load
 //! must give its true answer (concurrent first imports once tripped CPython's import
 //! deadlock detection, seen once in CI in roundtrip_bad; this does not reproduce that race on
-//! demand, it checks that concurrent first loads all answer). Its own test binary, so nothing
+//! demand, it checks that concurrent first loads all answer): the real module and the copy
+//! pass, a broken copy (no `export_ref`) fails naming it. Its own test binary, so nothing
 //! has imported the module before.
 
 use mooncake_sos::PythonEnv;
@@ -17,14 +18,23 @@ fn eight_threads_load_at_once() {
     let pkg = copy.path().join("mccopy");
     std::fs::create_dir(&pkg).unwrap();
     std::fs::write(pkg.join("__init__.py"), "").unwrap();
-    std::fs::copy(
+    let source = std::fs::read_to_string(
         env.site_packages()
             .join("mooncake/structured_object_store.py"),
-        pkg.join("structured_object_store.py"),
     )
     .unwrap();
+    std::fs::write(pkg.join("structured_object_store.py"), &source).unwrap();
+    let broken = copy.path().join("mcbroken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("__init__.py"), "").unwrap();
+    let doctored = source.replace("\nexport_ref = export_dataproto_ref\n", "\n");
+    assert_ne!(doctored, source, "the real module defines export_ref");
+    std::fs::write(broken.join("structured_object_store.py"), doctored).unwrap();
     let copy_spec: &'static Contract = Box::leak(Box::new(
         mooncake_sos::API.with_module("mccopy.structured_object_store"),
+    ));
+    let broken_spec: &'static Contract = Box::leak(Box::new(
+        mooncake_sos::API.with_module("mcbroken.structured_object_store"),
     ));
     let mut penv = PythonEnv::venv(&env.venv);
     penv.extra_paths.push(copy.path().to_path_buf());
@@ -35,10 +45,10 @@ fn eight_threads_load_at_once() {
                 let (barrier, penv) = (&barrier, &penv);
                 s.spawn(move || {
                     barrier.wait();
-                    let spec = if i % 2 == 0 {
-                        &mooncake_sos::API
-                    } else {
-                        copy_spec
+                    let spec = match i % 4 {
+                        0 | 1 => &mooncake_sos::API,
+                        2 => copy_spec,
+                        _ => broken_spec,
                     };
                     mooncake_sos_runtime::Module::load(spec, penv)
                         .map(|_| ())
@@ -51,10 +61,15 @@ fn eight_threads_load_at_once() {
             .map(|h| h.join().expect("no panic"))
             .collect()
     });
-    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    assert!(
-        failures.is_empty(),
-        "{} of 8 loads failed: {failures:#?}",
-        failures.len()
-    );
+    for (i, result) in results.iter().enumerate() {
+        match (i % 4, result) {
+            (3, Err(e)) => assert!(
+                e.contains("mcbroken.structured_object_store") && e.contains("export_ref: missing"),
+                "load {i}: {e}"
+            ),
+            (3, Ok(())) => panic!("load {i}: the broken copy passed"),
+            (_, Err(e)) => panic!("load {i} failed: {e}"),
+            (_, Ok(())) => {}
+        }
+    }
 }

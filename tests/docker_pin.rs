@@ -11,7 +11,7 @@ use mooncake_sos_codegen::model::Layer;
 use mooncake_sos_testkit::env_path;
 use mooncake_sos_tests::docker::fixtures::{
     api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest, regenerated_repo,
-    sha256_hex,
+    scenarios_ran, sha256_hex,
 };
 use mooncake_sos_tests::docker::{Bases, Build, Failure, LocalIndex, python_json};
 use std::io::Read;
@@ -128,9 +128,12 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
             ),
             &shim_ok(),
             "mooncake-sos check: smoke: the consumer's scenarios",
-            "mooncake-sos check: passed, the native core loaded against the driver stub, the \
-             consumer's scenarios passed (--smoke); not proved: that it works with a real driver \
-             and GPU",
+            &format!(
+                "mooncake-sos check: passed, the native core loaded against the driver stub, the \
+                 consumer's scenarios (--smoke): {}; not proved: that it works with a real driver \
+                 and GPU",
+                scenarios_ran(&log)
+            ),
         ],
     );
     assert_scenarios_pass(&log);

@@ -1,7 +1,8 @@
 //! Bad cases, each with a clear error and no hang: a module missing a symbol, a positional-only
 //! parameter, a changed default or a reordered parameter (temp package trees with doctored
 //! copies of the real module, checked by the shim's checker that `load` runs), handles of the wrong type/version/kind/
-//! section/stage (in Rust and through Python's import_ref), and key collisions.
+//! section/stage (in Rust and through Python's import_ref), and key collisions on the embedded
+//! store (the real master's are in roundtrip_master: one native client per process).
 
 use std::path::PathBuf;
 
@@ -123,8 +124,22 @@ fn a_positional_only_parameter_a_changed_default_and_a_reordered_parameter_fail_
 
 #[test]
 fn the_real_module_passes_the_check() {
-    let (_env, module) = load();
-    assert_eq!(module.contract().module, mooncake_sos::MODULE);
+    let (env, module) = load();
+    // The module that passed is the venv's real file, not some other one on sys.path.
+    let file: String = Python::attach(|py| {
+        module
+            .bind(py)
+            .getattr("__file__")
+            .and_then(|f| f.extract())
+            .expect("__file__")
+    });
+    let real = env
+        .site_packages()
+        .join("mooncake/structured_object_store.py");
+    assert_eq!(
+        std::fs::canonicalize(&file).expect("the module's file"),
+        std::fs::canonicalize(&real).expect("the real file")
+    );
 }
 
 /// A handle exported from a real put on the embedded store.
@@ -218,7 +233,7 @@ fn bad_handles_are_refused_in_rust_and_in_python() {
 }
 
 #[test]
-fn key_collision_is_refused_and_keeps_the_first_value() {
+fn embedded_store_refuses_a_key_collision_and_keeps_the_first_value() {
     let _ = load();
     Python::attach(|py| {
         let store = Store::embedded().expect("store");
@@ -236,7 +251,7 @@ fn key_collision_is_refused_and_keeps_the_first_value() {
 }
 
 #[test]
-fn colliding_transfer_keys_fail_the_second_put_and_keep_the_first() {
+fn colliding_transfer_keys_on_the_embedded_store_fail_the_second_put_and_keep_the_first() {
     let (_env, module) = load();
     Python::attach(|py| {
         let store = Store::embedded().expect("store");

@@ -5,8 +5,10 @@
 use std::time::{Duration, Instant};
 
 use mooncake_sos::{MooncakeBundleTransfer, Store, StoreConfig};
-use mooncake_sos_runtime::StoreKind;
 use mooncake_sos_runtime::pyo3::Python;
+use mooncake_sos_runtime::pyo3::prelude::*;
+use mooncake_sos_runtime::pyo3::types::PyBytes;
+use mooncake_sos_runtime::{StoreKind, status};
 use mooncake_sos_tests::{Master, TestEnv, free_port, scenarios};
 
 /// One master and one client for all scenarios: the native client is one per process here.
@@ -25,6 +27,8 @@ fn real_master_round_trips() {
     assert_eq!(store.kind(), StoreKind::Distributed);
     scenarios::flat_dict(&module, &store);
     scenarios::dataproto(&module, &store);
+    key_collision_is_refused_by_the_master_and_keeps_the_first_value(&store);
+    colliding_transfer_keys_on_the_master_return_the_first_puts_data(&module, &store);
     // Dropping the Store closes the native client while the master is up, even with a
     // transfer still holding the store object; left open, it would be torn down by the
     // process's exit handlers. (A second test cannot do this in parallel: clients in one
@@ -36,6 +40,91 @@ fn real_master_round_trips() {
     drop(store);
     assert_eq!(master.mounted_bytes(), 0, "the segment is still mounted");
     drop(transfer);
+}
+
+/// Two puts of one key on the real master: the second changes nothing, a get returns the
+/// first value.
+fn key_collision_is_refused_by_the_master_and_keeps_the_first_value(store: &Store) {
+    Python::attach(|py| {
+        let obj = store.object(py);
+        let put = |v: &[u8]| -> i64 {
+            obj.call_method1("put", ("collision-k", PyBytes::new(py, v)))
+                .and_then(|r| r.extract())
+                .expect("put")
+        };
+        assert_eq!(put(b"first"), status::OK);
+        // The real client reports the master's OBJECT_ALREADY_EXISTS as success (0): the
+        // second value is dropped silently. The embedded store says -705 instead (a known
+        // difference, see RELIABILITY.md); both keep the first value.
+        assert_eq!(put(b"second"), status::OK);
+        let got = obj.call_method1("get", ("collision-k",)).expect("get");
+        assert_eq!(got.cast::<PyBytes>().expect("bytes").as_bytes(), b"first");
+        let removed: i64 = obj
+            .call_method1("remove", ("collision-k", true))
+            .and_then(|r| r.extract())
+            .expect("remove");
+        assert_eq!(removed, status::OK);
+    });
+}
+
+/// Two transfer puts that pick the same object id (the module's uuid4 pinned) on the real
+/// master: the second "succeeds" (the real client reports a collision as 0) and its ref never
+/// reads its own data; the first ref still reads the first put's. The embedded store refuses it instead (roundtrip_bad.rs): a known
+/// difference, see RELIABILITY.md.
+fn colliding_transfer_keys_on_the_master_return_the_first_puts_data(
+    module: &mooncake_sos_runtime::Module,
+    store: &Store,
+) {
+    use mooncake_sos::{GetOptions, PutOptions, Record};
+    use mooncake_sos_runtime::pyo3::types::PyDict;
+    use mooncake_sos_tests::data::Sample;
+    Python::attach(|py| {
+        let t =
+            MooncakeBundleTransfer::new(py, module, store, &Default::default()).expect("transfer");
+        let globals = PyDict::new(py);
+        globals.set_item("m", module.bind(py)).expect("set");
+        py.run(c"import types, uuid\nsaved = m.uuid\nm.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=7))", Some(&globals), None)
+            .expect("patch uuid");
+        let put = PutOptions {
+            r#type: Some("dict".into()),
+            field_schemas: Some(Sample::schemas()),
+            ..Default::default()
+        };
+        let first_sample = Sample::new(3);
+        let first = t.put(py, &first_sample.record(py), &put);
+        let second = t.put(py, &Sample::new(4).record(py), &put);
+        py.run(c"m.uuid = saved", Some(&globals), None)
+            .expect("restore uuid");
+        let (first, second) = (first.expect("first put"), second.expect("second put"));
+        let get = GetOptions {
+            r#type: Some("dict".into()),
+            ..Default::default()
+        };
+        // The second ref never reads its own data: where its sizes differ from the first's,
+        // a get fails on the size; where they match, it would read the first put's bytes.
+        match t.get(py, &second, &get) {
+            Err(e) => assert!(
+                e.to_string().contains(
+                    "batch_get_into failed for bundle/default/00000000000000000000000000000007/"
+                ),
+                "{e}"
+            ),
+            Ok(got) => first_sample.check(
+                py,
+                &Record::from_object(&got).expect("dict"),
+                &[0, 1, 2],
+                None,
+            ),
+        }
+        let got = t.get(py, &first, &get).expect("get first");
+        first_sample.check(
+            py,
+            &Record::from_object(&got).expect("dict"),
+            &[0, 1, 2],
+            None,
+        );
+        t.cleanup_dataproto(py, &first).expect("cleanup");
+    });
 }
 
 #[test]

@@ -21,6 +21,7 @@ COPY {{ c.shim_copy_from }} {{ c.var("SHIM_DIR") }}/{{ c.shim_file }}
 # anything else missing: the core is broken. The log says which case ran and what it did not
 # prove. Whatever needs the loaded core (the shim's full check, the smoke, whose master needs
 # the same libraries) runs where `$load` is yes, the driver stub on the path when it is used.
+# The last line counts the scenarios that passed and those not run, with why (e.g. needs torch).
 RUN set -eu; \
     say() { echo "{{ c.name }} check: $*"; }; \
     fail() { echo "{{ c.name }} check: error: $*" >&2; exit 1; }; \
@@ -64,9 +65,12 @@ RUN set -eu; \
         python3 -m {{ c.shim_module }}; \
         if [ "{{ c.var("SMOKE") }}" = 1 ]; then \
             say "smoke: the consumer's scenarios against the native core and a master of its own on loopback (python3 -m {{ c.shim_module }} --smoke)"; \
-            MC_TCP_BIND_ADDRESS="${MC_TCP_BIND_ADDRESS:-127.0.0.1}" python3 -m {{ c.shim_module }} --smoke \
-                || fail "the smoke failed: the native core of this image cannot serve the consumer (the scenario, the call and the status are above)"; \
-            did="$did, the consumer's scenarios passed (--smoke)"; \
+            rc=0; \
+            MC_TCP_BIND_ADDRESS="${MC_TCP_BIND_ADDRESS:-127.0.0.1}" python3 -m {{ c.shim_module }} --smoke > "$tmp/smoke" || rc=$?; \
+            cat "$tmp/smoke"; \
+            [ "$rc" = 0 ] || fail "the smoke failed: the native core of this image cannot serve the consumer (the scenario, the call and the status are above)"; \
+            ran="$(awk '/^smoke [^:]*: ok [(]/ { ok++ } /^smoke [^:]*: not run [(]/ { r = $0; sub(/^smoke [^:]*: not run [(]/, "", r); sub(/[)]$/, "", r); if (!(r in n)) order[++k] = r; n[r]++ } END { printf "%d passed", ok; for (i = 1; i <= k; i++) printf ", %d not run (%s)", n[order[i]], order[i] }' "$tmp/smoke")"; \
+            did="$did, the consumer's scenarios (--smoke): $ran"; \
         else \
             unproved="$unproved, nor the consumer's scenarios ({{ c.arg_prefix }}_SMOKE={{ c.var("SMOKE") }}: the smoke did not run)"; \
         fi; \

@@ -84,9 +84,21 @@ pub fn check(
     }
     let findings = images::check(&sides, &surface.file, &surface.uses);
     lines.extend(findings.iter().map(ImageFinding::line));
+    // The images' other users of the package, across each pin, from their records.
+    let users = mooncake_sos_upstream::core::users_check::pin_users(api, manifest.root())?;
+    for pin in &users {
+        for line in &pin.verdict.warnings {
+            eprintln!("warning: {line}");
+        }
+        lines.extend(pin.verdict.failures.iter().cloned());
+    }
+    let users: String = users
+        .iter()
+        .map(|pin| format!("; {} served", pin.summary()))
+        .collect();
     let summary = if lines.is_empty() {
         format!(
-            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules, served by every image ({}){} (sha256 {})",
+            "verify: {} matches api.toml: {} symbols, {} items checked, native surface: {} members, {} sibling modules, served by every image ({}){users}{} (sha256 {})",
             source.display,
             api.symbols.len(),
             symbols.items.len(),
@@ -134,6 +146,28 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// `--core-python` as the interpreter's own file (`sys.executable`), not a launcher in
+    /// front of it: pyenv's shim rehashes after every `pip install` under a lock, so
+    /// installs run side by side fail ("cannot rehash: couldn't acquire lock") and a killed
+    /// one leaves the lock behind for every later run.
+    pub fn interpreter(&self) -> PathBuf {
+        static RESOLVED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        RESOLVED
+            .get_or_init(|| {
+                let mut cmd = std::process::Command::new(&self.python);
+                cmd.args(["-c", "import sys; print(sys.executable)"]);
+                let limits =
+                    mooncake_sos_upstream::bounded::Limits::within(Duration::from_secs(30));
+                mooncake_sos_upstream::bounded::run(&mut cmd, &limits)
+                    .ok()
+                    .filter(|o| o.status.success())
+                    .map(|o| PathBuf::from(o.stdout_text().trim()))
+                    .filter(|p| p.is_file())
+                    .unwrap_or_else(|| self.python.clone())
+            })
+            .clone()
+    }
+
     pub fn reader(&self) -> crate::exit::Result<Reader> {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err(BadInput(format!(
@@ -147,8 +181,9 @@ impl Reading {
         } else {
             Some(cache_dir()?)
         };
+        let python = self.interpreter();
         Ok(Reader {
-            python: self.python.clone(),
+            python: python.clone(),
             cache_dir,
             lib_dirs: self
                 .lib_dirs
@@ -159,7 +194,7 @@ impl Reading {
             isolation: Isolation::choose(self.unisolated),
             runtimes: (!self.no_runtimes).then(|| Runtimes {
                 dir: runtimes_dir.clone(),
-                python: self.python.clone(),
+                python,
                 index_url: None,
                 offline: false,
                 timeout: Duration::from_secs(600),
@@ -267,7 +302,7 @@ impl WatchArgs {
             None => cache_dir()?.with_file_name("watch"),
         };
         Ok(watch::index::Index {
-            python: self.reading.python.clone(),
+            python: self.reading.interpreter(),
             url: self.index_url.clone(),
             cache_dir,
             max_cache_bytes: self.max_cache_mib << 20,
@@ -289,7 +324,7 @@ impl WatchArgs {
             .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
             .ok();
         let smoker = watch::smoke::Smoker {
-            python: self.reading.python.clone(),
+            python: self.reading.interpreter(),
             shim: manifest
                 .root()
                 .join(mooncake_sos_codegen::render::shim_path(&manifest.api).as_str()),

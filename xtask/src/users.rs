@@ -6,9 +6,9 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use mooncake_sos_codegen::model::{Api, Layer};
 use mooncake_sos_upstream::core::model::Read;
+use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::core::users::{self, UserRecord};
-use mooncake_sos_upstream::core::users_check::check;
-use mooncake_sos_upstream::core::{CoreSurface, record};
+use mooncake_sos_upstream::core::users_check::pin_users;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -81,65 +81,36 @@ fn derive(api: &Api, root: &Path, wheel: &Path) -> Result<UserRecord> {
     )))
 }
 
-/// Every pin image's users against its base and pinned cores; `Failed` on any miss.
+/// `cargo xtask users`: each pin user's warnings and misses, and a line per user; `Failed` on
+/// any miss. Images of other strategies say why they are not checked.
 pub fn check_pins(api: &Api, root: &Path) -> Result {
-    let mut outcome = Outcome::Ok;
-    for image in &api.images {
-        let Layer::Pin {
-            base_package,
-            base_version,
-            release,
-        } = &image.layer
-        else {
-            if !image.users.is_empty() {
-                println!(
-                    "image {}: strategy {}: the package's native modules are the base's own, \
-                     so its users' uses are not checked across a pin",
-                    image.id,
-                    image.layer.strategy()
-                );
-            }
-            continue;
-        };
-        let load = |version: &str| -> Result<CoreSurface> {
-            Ok(record::load(&record::path(root, base_package, version))?)
-        };
-        let (base, pinned) = (load(base_version)?, load(&release.version)?);
-        for user in &image.users {
-            let path = users::path(root, &user.package, &user.version);
-            if !path.exists() {
-                println!(
-                    "image {}: no record of its user {} {} ({}): run `cargo xtask users --record WHEEL`",
-                    image.id,
-                    user.package,
-                    user.version,
-                    users::relative_path(&user.package, &user.version)
-                );
-                outcome = Outcome::Failed;
-                continue;
-            }
-            let record = users::load(&path)?;
-            let verdict = check(&image.id, &record, &base, &pinned);
-            for w in &verdict.warnings {
-                println!("warning: {w}");
-            }
-            for f in &verdict.failures {
-                println!("{f}");
-            }
+    for image in api.images.iter().filter(|i| !i.users.is_empty()) {
+        if !matches!(image.layer, Layer::Pin { .. }) {
             println!(
-                "image {}: {} {}'s uses across the pin {} -> {}: {} checked, {} broken, {} warnings",
+                "image {}: strategy {}: the base's own native modules stay, so its users' uses \
+                 are not checked across a pin",
                 image.id,
-                record.package,
-                record.version,
-                base.wheel.version,
-                pinned.wheel.version,
-                verdict.checked,
-                verdict.failures.len(),
-                verdict.warnings.len()
+                image.layer.strategy()
             );
-            if !verdict.failures.is_empty() {
-                outcome = Outcome::Failed;
-            }
+        }
+    }
+    let mut outcome = Outcome::Ok;
+    for pin in pin_users(api, root)? {
+        for w in &pin.verdict.warnings {
+            println!("warning: {w}");
+        }
+        for f in &pin.verdict.failures {
+            println!("{f}");
+        }
+        println!(
+            "image {}: {}: {} broken, {} warnings",
+            pin.image,
+            pin.summary(),
+            pin.verdict.failures.len(),
+            pin.verdict.warnings.len()
+        );
+        if !pin.verdict.failures.is_empty() {
+            outcome = Outcome::Failed;
         }
     }
     Ok(outcome)

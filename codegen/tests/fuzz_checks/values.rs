@@ -35,9 +35,11 @@ pub fn output_shapes(api: &mooncake_sos_codegen::model::Api) -> Vec<(String, Vec
 }
 
 /// A manifest holding a hostile value, beside its `twin` (the same manifest with that value
-/// spelt safely): the hostile one is a located error, or renders outputs that all parse and,
-/// when the twin is accepted too, have the twin's structure. A quote, a newline or `$(` in
-/// a value never ends a string, a line or an instruction.
+/// spelt safely): the hostile one is a located error, or renders outputs that all parse and
+/// have the twin's structure. Where the twin is refused (`x` for `>` spoils a version
+/// specifier), the real api.toml is the reference instead: every parsed shape blanks names and
+/// literals, so only the plain files (lines as they are) are left out of that comparison.
+/// A quote, a newline or `$(` in a value never ends a string, a line or an instruction.
 pub fn check_value_structure(hostile: &str, twin: &str) -> Outcome {
     match load_str("api.toml", hostile) {
         Err(diags) => {
@@ -48,16 +50,33 @@ pub fn check_value_structure(hostile: &str, twin: &str) -> Outcome {
         }
         Ok(api) => {
             let shapes = output_shapes(&api);
-            if let Ok(twin_api) = load_str("api.toml", twin) {
-                let expected = output_shapes(&twin_api);
-                for ((path, got), (_, want)) in shapes.iter().zip(&expected) {
+            let (expected, plain_too) = match load_str("api.toml", twin) {
+                Ok(twin_api) => (output_shapes(&twin_api), true),
+                Err(_) => (real_shapes().clone(), false),
+            };
+            let paths =
+                |s: &[(String, Vec<String>)]| s.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+            assert_eq!(paths(&shapes), paths(&expected), "another set of outputs");
+            for ((path, got), (_, want)) in shapes.iter().zip(&expected) {
+                if plain_too || is_parsed(path) {
                     assert_eq!(got, want, "{path}: a value changed the structure");
                 }
-                assert_eq!(shapes.len(), expected.len(), "another set of outputs");
             }
             Outcome::Parsed
         }
     }
+}
+
+/// The output shapes of the repository's own api.toml, rendered once.
+fn real_shapes() -> &'static Vec<(String, Vec<String>)> {
+    static REAL: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
+    REAL.get_or_init(|| output_shapes(&load_str("api.toml", API_TOML).expect("api.toml loads")))
+}
+
+/// Whether `output_shapes` parses the output at `path` (Rust, Python, a Dockerfile region)
+/// rather than keeping its lines as they are.
+fn is_parsed(path: &str) -> bool {
+    path.ends_with(".rs") || path.ends_with(".py") || !path.starts_with("generated/")
 }
 
 /// The hostile alphabet of the injection property; [`twin`] spells each of these `x`.

@@ -1,5 +1,5 @@
 //! A throwaway copy of the repository's regen inputs (api.toml, docker/, generated/) and of the
-//! image core records verify and bump read (cores/), where the commands that write may write.
+//! image core records verify and bump read (cores/, consumers/), where the commands that write may write.
 
 use crate::repo_root;
 use std::collections::BTreeMap;
@@ -19,12 +19,12 @@ impl Default for Sandbox {
 }
 
 impl Sandbox {
-    /// A temp dir holding api.toml, docker/, generated/ and cores/ as the repository has them.
+    /// A temp dir holding api.toml, docker/, generated/, cores/ and consumers/ as the repository has them.
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = repo_root();
         std::fs::copy(root.join("api.toml"), dir.path().join("api.toml")).expect("copy api.toml");
-        for sub in ["docker", "generated", "cores"] {
+        for sub in ["docker", "generated", "cores", "consumers"] {
             copy_tree(&root.join(sub), &dir.path().join(sub));
         }
         Self { dir }

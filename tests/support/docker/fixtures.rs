@@ -170,3 +170,28 @@ pub fn regenerated_repo(manifest: &str) -> tempfile::TempDir {
     sync::apply(dir.path(), &changes).expect("write the regenerated files");
     dir
 }
+
+/// What the check step's smoke ran, from its per-scenario lines in `log` (from the smoke on):
+/// every scenario is `ok`, or `not run (needs torch)` where it needs torch and the image has
+/// none. The words the step's last line must end its `(--smoke): ` with, e.g.
+/// `2 passed, 1 not run (needs torch)`.
+pub fn scenarios_ran(log: &str) -> String {
+    let (mut passed, mut without_torch) = (0, 0);
+    for s in &api().scenarios {
+        if log.contains(&format!("smoke {}: ok (", s.name)) {
+            passed += 1;
+        } else if s.needs_torch && log.contains(&format!("smoke {}: not run (needs torch)", s.name))
+        {
+            without_torch += 1;
+        } else {
+            panic!(
+                "{}: neither ok nor not run for want of torch:\n{log}",
+                s.name
+            );
+        }
+    }
+    match without_torch {
+        0 => format!("{passed} passed"),
+        n => format!("{passed} passed, {n} not run (needs torch)"),
+    }
+}

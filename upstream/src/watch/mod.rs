@@ -214,6 +214,24 @@ pub fn run(
         };
         sides.push((side, Some(layer), package_of(&image.layer).to_owned()));
     }
+    // Pin images' recorded users: a release that breaks one is not fit for that pin (a
+    // missing record is verify's to report).
+    let mut users = Vec::new();
+    let mut user_texts = Vec::new();
+    for image in api
+        .images
+        .iter()
+        .filter(|i| matches!(i.layer, Layer::Pin { .. }))
+    {
+        for user in &image.users {
+            let path = crate::core::users::path(root, &user.package, &user.version);
+            if path.exists() {
+                // The record's text is part of the verdicts' key.
+                user_texts.push(std::fs::read_to_string(&path).unwrap_or_default());
+                users.push((image.id.clone(), crate::core::users::load(&path)?));
+            }
+        }
+    }
     let verdicts = verdicts::Verdicts::new(
         Some(options.index.cache_dir.join("verdicts")),
         &[
@@ -221,6 +239,7 @@ pub fn run(
             &baseline,
             baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
             &sides_identity(&sides),
+            &user_texts.join("\0"),
             &options.reader.identity(),
             &options
                 .smoker
@@ -256,6 +275,7 @@ pub fn run(
             sides: &sides,
             baseline: facts.as_ref(),
             smoker: options.smoker,
+            users: &users,
         };
         let checked = missing
             .par_iter()

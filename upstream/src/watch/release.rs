@@ -10,6 +10,8 @@ use crate::core::images::{self, ImageSide};
 use crate::core::model::ModuleKind;
 use crate::core::needs::{from_manifest, serve};
 use crate::core::read::Reader;
+use crate::core::users::UserRecord;
+use crate::core::users_check;
 use crate::core::uses::requirements;
 use crate::extract::ModuleFacts;
 use crate::source::{LoadError, ModuleSource};
@@ -33,6 +35,11 @@ pub struct ReleaseReport {
     /// declare (adopting it means declaring them).
     pub undeclared_uses: Vec<String>,
     pub core: CoreVerdict,
+    /// Uses a pin image's recorded user (sglang) makes that the image's base core serves and
+    /// this release's core does not (`FILE:LINE: member: ...`): such a release is not fit for
+    /// that pin.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_misses: Vec<String>,
     /// This release's module in each image's layer: alone over an overlay image's base (a
     /// one-file overlay), or as the fill over a fill image's core.
     pub layers: Vec<LayerVerdict>,
@@ -109,6 +116,12 @@ impl ReleaseReport {
                 return Err(format!("its native core could not be checked: {reason}"));
             }
         }
+        if let Some(first) = self.user_misses.first() {
+            return Err(format!(
+                "its core breaks a recorded user of the package ({} uses; first: {first})",
+                self.user_misses.len()
+            ));
+        }
         if let Smoke::Failed { output } = &self.smoke {
             return Err(format!("the consumer's smoke fails on it: {output}"));
         }
@@ -146,6 +159,8 @@ pub struct Context<'a> {
     pub baseline: Option<&'a ModuleFacts>,
     /// Runs the consumer's scenarios; `None`: not asked for (`--smoke`).
     pub smoker: Option<&'a super::smoke::Smoker>,
+    /// Each pin image's recorded users (`consumers/`), by image id.
+    pub users: &'a [(String, UserRecord)],
 }
 
 /// Checks one release's wheel.
@@ -164,6 +179,7 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
         core: CoreVerdict::Unknown {
             reason: "the wheel has no such module".into(),
         },
+        user_misses: Vec::new(),
         layers: Vec::new(),
         changes: Vec::new(),
         smoke: Smoke::NotRun {
@@ -233,7 +249,10 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
         }
     } else {
         match cx.reader.read(&wheel.path, &api.upstream.native_module) {
-            Ok(core) => core_verdict(api, &core, &surface.file, &surface.uses),
+            Ok(core) => {
+                report.user_misses = user_misses(cx, &wheel.package, &core);
+                core_verdict(api, &core, &surface.file, &surface.uses)
+            }
             Err(e) => CoreVerdict::Unknown {
                 reason: without_temp_paths(
                     &e.message
@@ -252,6 +271,22 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
         };
     }
     Ok(report)
+}
+
+/// Each pin image's recorded users across a pin from the image's base core (its side's core,
+/// see [`super::run`]) to this release's core, when the image pins this release's package.
+fn user_misses(cx: &Context, package: &str, core: &CoreSurface) -> Vec<String> {
+    let mut misses = Vec::new();
+    for (image, user) in cx.users {
+        let base = cx
+            .sides
+            .iter()
+            .find(|(side, _, p)| side.image == *image && p == package);
+        if let Some((side, _, _)) = base {
+            misses.extend(users_check::check(image, user, &side.core, core).failures);
+        }
+    }
+    misses
 }
 
 /// The release's module and the consumer's declared uses over the release's own core.
@@ -313,4 +348,40 @@ fn without_temp_paths(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A release whose module carries the API and whose core serves it, but whose core breaks
+    /// sglang's recorded use, is not fit for the pin, and the reason names the use.
+    #[test]
+    fn a_core_breaking_a_recorded_user_is_not_fit_for_a_pin() {
+        let mut report = ReleaseReport {
+            package: "mooncake-transfer-engine-cuda13".into(),
+            version: "9.9.9".into(),
+            wheel: "w.whl".into(),
+            wheel_sha256: String::new(),
+            module_sha256: Some(String::new()),
+            carries_api: true,
+            api_mismatches: Vec::new(),
+            undeclared_uses: Vec::new(),
+            core: CoreVerdict::Serves { core: "c".into() },
+            user_misses: Vec::new(),
+            layers: Vec::new(),
+            changes: Vec::new(),
+            smoke: Smoke::NotRun { reason: "-".into() },
+        };
+        assert_eq!(report.fit_for_pin(), Ok(()));
+        let miss = "sglang/x.py:7: mooncake.engine.TransferEngine.initialize: image cuda: served \
+                    by the base core 0.3.11.post1, absent from the pinned 9.9.9";
+        report.user_misses.push(miss.into());
+        assert_eq!(
+            report.fit_for_pin(),
+            Err(format!(
+                "its core breaks a recorded user of the package (1 uses; first: {miss})"
+            ))
+        );
+    }
 }

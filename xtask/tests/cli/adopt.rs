@@ -47,6 +47,11 @@ fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
     );
     let run = adopt(&sandbox, &["--image", "rocm", "--strategy", "pin"], true);
     assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "adopt: refused: watch proposes no release to pin image `rocm`; name one with --version; nothing written\n",
+        "{run:?}"
+    );
     let run = adopt(&sandbox, &["--image", "gpu", "--strategy", "check"], true);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert!(run.stderr.contains("error: no [image.gpu]"), "{run:?}");

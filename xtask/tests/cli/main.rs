@@ -29,6 +29,7 @@ mod verify_consumer;
 mod verify_fix;
 mod verify_images;
 mod verify_surface;
+mod verify_users;
 mod watch;
 mod watch_outputs;
 mod watch_progress;

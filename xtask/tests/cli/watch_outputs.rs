@@ -53,10 +53,20 @@ fn markdown_github_and_text_carry_the_same_verdicts() {
     }
 
     let text = offline("--timings");
+    // Whether 0.3.14's core loads depends on the machine (it needs libcuda.so.1): the line
+    // says which, and the verdicts after it are the same either way.
+    let release = text
+        .lines()
+        .find_map(|l| l.strip_prefix("  0.3.14: carries the API; its core "))
+        .unwrap_or_else(|| panic!("no verdict line for 0.3.14:\n{text}"));
     assert!(
-        text.contains("  0.3.14: carries the API; its core not checked")
-            || text.contains("  0.3.14: carries the API; its core"),
-        "{text}"
+        release.starts_with("serves it; ") || release.starts_with("not checked: the native core "),
+        "{release}"
+    );
+    assert!(
+        release.contains("; one-file overlay in image cuda breaks: mooncake/structured_object_store.py:27: sibling mooncake._partial_read: ")
+            && release.ends_with("; smoke not run (not asked for (--smoke))"),
+        "{release}"
     );
     assert!(
         text.contains("image cuda: overlay on mooncake-transfer-engine-cuda13 0.3.11.post1\n  transition: overlay -> pin at 0.3.12.post1: "),
