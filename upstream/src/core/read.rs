@@ -45,6 +45,15 @@ pub enum Origin {
 }
 
 impl Reader {
+    /// What a core's verdict depends on besides the wheel, for watch's verdict key: the
+    /// interpreter, the libraries the import can load, isolation.
+    pub fn identity(&self) -> String {
+        format!(
+            "reader {:?} {:?} {:?}",
+            self.python, self.lib_dirs, self.isolation
+        )
+    }
+
     /// `python3`, no cache, 120 s, unisolated (the command line chooses isolation).
     pub fn new() -> Reader {
         Reader {

@@ -4,25 +4,25 @@
 
 use crate::extract::{BindingKind, FunctionFacts, ModuleFacts, ParamFacts};
 use mooncake_sos_codegen::model::{Api, SymbolKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One difference.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     /// `MooncakeBundleTransfer.get`, or the constant's name.
     pub subject: String,
     /// `added`, `removed` or `changed`.
-    pub change: &'static str,
+    pub change: String,
     /// `parameter`, `constant` or `symbol`.
-    pub what: &'static str,
+    pub what: String,
     /// `keyword-only parameter batch_slices=None`, `512 * 1024 * 1024 -> 64 * 1024 * 1024`.
     pub detail: String,
 }
 
 impl Change {
     pub fn line(&self) -> String {
-        match self.what {
+        match self.what.as_str() {
             "constant" => format!(
                 "{} (constant): {} {}",
                 self.subject, self.change, self.detail
@@ -35,7 +35,7 @@ impl Change {
     /// parameter, a parameter added without a default); an added optional parameter and a
     /// changed constant cannot break a call, though a constant can change behaviour.
     pub fn breaks_calls(&self) -> bool {
-        match (self.what, self.change) {
+        match (self.what.as_str(), self.change.as_str()) {
             ("symbol", "removed") => true,
             ("parameter", "added") => self.detail.ends_with("without a default"),
             ("parameter", _) => true,
@@ -99,8 +99,8 @@ pub fn diff(api: &Api, base: &ModuleFacts, new: &ModuleFacts) -> Vec<Change> {
 fn change(subject: &str, change: &'static str, what: &'static str, detail: String) -> Change {
     Change {
         subject: subject.to_owned(),
-        change,
-        what,
+        change: change.to_owned(),
+        what: what.to_owned(),
         detail,
     }
 }

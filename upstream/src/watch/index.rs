@@ -1,15 +1,15 @@
-//! The package index through pip, and the wheel cache. pip lists a package's releases
-//! (`pip index versions`) and downloads one release's wheel for this interpreter (`pip
+//! The package index, and the wheel cache. A package's releases are read from its index
+//! page as pip would list them ([`listing`]); pip downloads one release's wheel for this interpreter (`pip
 //! download --no-deps --only-binary=:all:`); the wheel is kept by its sha256 under
 //! `<cache>/blobs/`, and what each index answered is kept under `<cache>/index/<key>/`, so
 //! `--offline` repeats the last online run without pip. A download that finished is kept
 //! (an interrupted run resumes at the first release not in the cache), every wheel is
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
-use super::links;
+use super::{links, listing};
 use crate::core::run::{StepError, bounded, tail};
 use crate::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
-use crate::version::{Release, compare};
+use crate::version::Release;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -79,25 +79,40 @@ impl Index {
             })?;
             return Ok(v.versions);
         }
-        let mut cmd = self.pip();
-        cmd.args(["index", "versions", package]);
-        self.index_args(&mut cmd);
-        let out = self.run(cmd, package, "listing its releases")?;
-        let versions = parse_versions(&out).ok_or_else(|| {
-            LoadError::new(
+        let python = listing::Interpreter::of(&self.python, &self.cache_dir, self.timeout)?;
+        let url = format!("{}/{package}/", self.listing_url().trim_end_matches('/'));
+        let limits = crate::fetch::Limits {
+            max_bytes: 16 << 20,
+            timeout: self.timeout,
+        };
+        let page = crate::fetch::get(&url, limits)
+            .map_err(|e| LoadError::new(package, format!("listing its releases: {url}: {e}")))?;
+        let versions = listing::versions(&String::from_utf8_lossy(&page), package, &python);
+        if versions.is_empty() {
+            return Err(LoadError::new(
                 package,
-                format!(
-                    "pip index versions printed no `Available versions:` line: {}",
-                    tail(&out, 3)
-                ),
-            )
-        })?;
+                format!("listing its releases: {url} lists none this interpreter can install"),
+            ));
+        }
         let json = serde_json::to_string_pretty(&Versions {
             versions: versions.clone(),
         })
         .unwrap_or_default();
         store(&record, json.as_bytes(), package)?;
         Ok(versions)
+    }
+
+    /// The index listings are read from: `--index-url`, else pip's `PIP_INDEX_URL`, else PyPI
+    /// (pip's default; an index set only in a pip configuration file is not read).
+    fn listing_url(&self) -> String {
+        self.url
+            .clone()
+            .or_else(|| {
+                std::env::var("PIP_INDEX_URL")
+                    .ok()
+                    .filter(|u| !u.is_empty())
+            })
+            .unwrap_or_else(|| "https://pypi.org/simple/".to_owned())
     }
 
     /// The wheel of `package==version`: from the cache, else downloaded into it.
@@ -109,6 +124,7 @@ impl Index {
             .join(format!("{version}.json"));
         if let Some(mut wheel) = self.cached(&record) {
             touch(&wheel.path);
+            self.mark_verified(&wheel);
             wheel.downloaded = false;
             return Ok(wheel);
         }
@@ -151,6 +167,7 @@ impl Index {
         }
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, json.as_bytes(), &label)?;
+        self.mark_verified(&wheel);
         Ok(Wheel {
             downloaded: true,
             ..wheel
@@ -264,8 +281,29 @@ impl Index {
     fn cached(&self, record: &Path) -> Option<Wheel> {
         let mut wheel: Wheel = serde_json::from_str(&std::fs::read_to_string(record).ok()?).ok()?;
         wheel.path = self.blob(&wheel.sha256, &wheel.file);
-        // Trusted only by its hash: a damaged or replaced file is downloaded again.
+        // Trusted only by its hash: a damaged or replaced file is downloaded again. The hash
+        // is taken again only when the file changed since it last matched.
+        let verified = std::fs::read_to_string(self.verified_path(&wheel.sha256)).ok();
+        if verified.is_some() && verified == stamp(&wheel.path) {
+            return Some(wheel);
+        }
         (hash_file(&wheel.path).ok()? == wheel.sha256).then_some(wheel)
+    }
+
+    /// `verified/<sha256>`: the blob's size, mtime and inode when its hash last matched.
+    fn verified_path(&self, sha256: &str) -> PathBuf {
+        self.cache_dir.join("verified").join(sha256)
+    }
+
+    /// Records that the blob, as it is now, has its sha256 (just hashed, or trusted and then
+    /// only touched by this process).
+    fn mark_verified(&self, wheel: &Wheel) {
+        if let Some(stamp) = stamp(&wheel.path) {
+            let _ = mooncake_sos_codegen::sync::write_atomic(
+                &self.verified_path(&wheel.sha256),
+                stamp.as_bytes(),
+            );
+        }
     }
 
     /// `blobs/<sha256>/<file name>`: keyed by hash, under the name pip needs to install it.
@@ -374,24 +412,6 @@ impl Index {
     }
 }
 
-/// `Available versions: 0.3.14, 0.3.13.post1, ...` in version order (oldest first).
-fn parse_versions(out: &str) -> Option<Vec<String>> {
-    let line = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Available versions:"))?;
-    let mut releases: Vec<Release> = line
-        .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(|v| Release {
-            package: String::new(),
-            version: v.to_owned(),
-        })
-        .collect();
-    releases.sort_by(compare);
-    Some(releases.into_iter().map(|r| r.version).collect())
-}
-
 /// The one wheel of `package==version` in `dir`.
 fn only_wheel(dir: &Path, package: &str, version: &str) -> Option<String> {
     let want = Release {
@@ -423,6 +443,20 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
         hasher.update(&buf[..n]);
     }
     Ok(mooncake_sos_codegen::model::hex(&hasher.finalize()))
+}
+
+/// A file's size, mtime (ns) and inode: any write or replacement changes it.
+fn stamp(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(format!(
+        "{} {}.{:09} {} {}",
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino(),
+        m.dev()
+    ))
 }
 
 /// Marks a cached wheel as just used (the trim removes the least recently used first).

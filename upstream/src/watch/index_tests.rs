@@ -1,5 +1,5 @@
 //! The cache's bound and pip's listing.
-use super::{Index, Wheel, parse_versions};
+use super::{Index, Wheel};
 use std::time::{Duration, SystemTime};
 
 #[test]
@@ -43,16 +43,6 @@ fn the_cache_keeps_within_its_bound_least_recently_used_first_never_this_runs() 
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert!(wheels[0].path.exists() && !wheels[1].path.exists() && wheels[2].path.exists());
     assert!(index.trim(&[]).is_empty(), "within the bound now");
-}
-
-#[test]
-fn reads_pips_listing_in_version_order() {
-    let out = "mooncake-transfer-engine-cuda13 (0.3.14)\nAvailable versions: 0.3.14, 0.3.13.post1, 0.3.12, 0.3.12.post1\n  INSTALLED: none\n";
-    assert_eq!(
-        parse_versions(out).unwrap(),
-        ["0.3.12", "0.3.12.post1", "0.3.13.post1", "0.3.14"]
-    );
-    assert_eq!(parse_versions("ERROR: no such package"), None);
 }
 
 fn index_in(dir: &std::path::Path) -> Index {

@@ -7,19 +7,22 @@ pub mod adopt;
 pub mod diff;
 pub mod index;
 pub mod links;
+pub mod listing;
 pub mod plan;
 pub mod release;
 pub mod render;
 pub mod smoke;
+pub mod verdicts;
 
 use crate::core::images;
 use crate::core::read::Reader;
-use crate::extract::{ModuleFacts, extract};
+use crate::extract::extract;
 use crate::source::{LoadError, ModuleSource};
 use crate::version::{Release, compare};
 use index::{Index, Wheel};
 use mooncake_sos_codegen::model::{Api, Layer};
 use plan::ImagePlan;
+use rayon::prelude::*;
 use release::ReleaseReport;
 use serde::Serialize;
 use std::path::Path;
@@ -138,15 +141,25 @@ pub fn run(
     let mut timings = Timings::default();
     let floor = if options.all { None } else { floor(api) };
     // 1. list and download
-    let mut listed = Vec::new();
+    let t = Instant::now();
     let progress = options.progress;
-    for package in packages(api) {
-        let t = Instant::now();
-        progress.expect(1);
-        progress.start(&format!("listing {package}"));
-        let versions = options.index.versions(&package)?;
-        progress.done();
-        timings.listing += t.elapsed();
+    let names = packages(api);
+    progress.expect(names.len() as u64);
+    let listings = names
+        .into_par_iter()
+        .map(|package| {
+            progress.start(&format!("listing {package}"));
+            let versions = options.index.versions(&package)?;
+            progress.done();
+            Ok((versions, package))
+        })
+        .collect::<Vec<Result<_, LoadError>>>()
+        .into_iter()
+        // The first error in api.toml's order, whichever thread met it first.
+        .collect::<Result<Vec<_>, _>>()?;
+    timings.listing = t.elapsed();
+    let mut listed = Vec::new();
+    for (versions, package) in listings {
         let mut wheels = Vec::new();
         let wanted: Vec<&String> = versions
             .iter()
@@ -174,7 +187,7 @@ pub fn run(
     options.index.trim(&all);
     // 2. the baseline: the pinned module, else the module of [drop]'s first release.
     let t = Instant::now();
-    let (baseline, facts) = baseline(api, &options, &all)?;
+    let (baseline, baseline_source) = baseline(api, &options, &all)?;
     let mut sides = Vec::new();
     for (mut side, image) in images::load_all(root, api)?.into_iter().zip(&api.images) {
         let layer = match &image.layer {
@@ -204,6 +217,7 @@ pub fn run(
     // Pin images' recorded users: a release that breaks one is not fit for that pin (a
     // missing record is verify's to report).
     let mut users = Vec::new();
+    let mut user_texts = Vec::new();
     for image in api
         .images
         .iter()
@@ -212,30 +226,87 @@ pub fn run(
         for user in &image.users {
             let path = crate::core::users::path(root, &user.package, &user.version);
             if path.exists() {
+                // The record's text is part of the verdicts' key.
+                user_texts.push(std::fs::read_to_string(&path).unwrap_or_default());
                 users.push((image.id.clone(), crate::core::users::load(&path)?));
             }
         }
     }
-    let cx = release::Context {
-        api,
-        reader: options.reader,
-        sides: &sides,
-        baseline: facts.as_ref(),
-        smoker: options.smoker,
-        users: &users,
-    };
-    // 3. every release
-    let mut packages = Vec::new();
-    for (package, versions, wheels) in listed {
-        let releases = wheels
-            .iter()
+    let verdicts = verdicts::Verdicts::new(
+        Some(options.index.cache_dir.join("verdicts")),
+        &[
+            manifest_text,
+            &baseline,
+            baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
+            &sides_identity(&sides),
+            &user_texts.join("\0"),
+            &options.reader.identity(),
+            &options
+                .smoker
+                .map_or_else(|| "no smoke".to_owned(), |s| s.identity()),
+        ],
+    );
+    // 3. every release: an earlier verdict on the same inputs, else checked (in parallel:
+    // each is a parse, a core read, a smoke, independent of the others).
+    let found: Vec<Option<ReleaseReport>> = all
+        .iter()
+        .map(|w| {
+            let kept = verdicts.get(w);
+            if kept.is_some() {
+                progress.start(&format!("{} {}: checking", w.package, w.version));
+                progress.done();
+            }
+            kept
+        })
+        .collect();
+    let missing: Vec<&Wheel> = all
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(w, _)| *w)
+        .collect();
+    let checked = if missing.is_empty() {
+        Vec::new()
+    } else {
+        let facts = baseline_source.as_ref().map(extract).transpose()?;
+        let cx = release::Context {
+            api,
+            reader: options.reader,
+            sides: &sides,
+            baseline: facts.as_ref(),
+            smoker: options.smoker,
+            users: &users,
+        };
+        let checked = missing
+            .par_iter()
             .map(|w| {
                 progress.start(&format!("{} {}: checking", w.package, w.version));
                 let checked = release::check(&cx, w);
                 progress.done();
                 checked
             })
+            .collect::<Vec<_>>()
+            .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
+        for (w, report) in missing.iter().zip(&checked) {
+            verdicts.put(w, report);
+        }
+        checked
+    };
+    let mut checked = checked.into_iter();
+    let mut found = found.into_iter();
+    let mut packages = Vec::new();
+    for (package, versions, wheels) in listed {
+        let releases = wheels
+            .iter()
+            .map(|_| {
+                found
+                    .next()
+                    .flatten()
+                    .or_else(|| checked.next())
+                    .expect("a verdict for every wheel")
+            })
+            .collect();
         packages.push(PackageReport {
             package,
             listed: versions,
@@ -280,7 +351,7 @@ fn baseline(
     api: &Api,
     options: &Options,
     wheels: &[&Wheel],
-) -> Result<(String, Option<ModuleFacts>), LoadError> {
+) -> Result<(String, Option<ModuleSource>), LoadError> {
     if let Some(pinned) = &options.pinned {
         let label = format!(
             "the pinned module ({} at {}, sha256 {})",
@@ -288,7 +359,7 @@ fn baseline(
             api.upstream.short_commit(),
             &pinned.sha256[..12]
         );
-        return Ok((label, Some(extract(pinned)?)));
+        return Ok((label, Some(pinned.clone())));
     }
     // Why the pinned module is missing goes to stderr (the caller's): the report stays the
     // same online and offline.
@@ -311,6 +382,25 @@ fn baseline(
         format!(
             "the module of {package} {version} ([drop] first_release), standing for the pinned one ({why})"
         ),
-        Some(extract(&source)?),
+        Some(source),
     ))
+}
+
+/// Everything a release is checked against on the images' side, as text for the verdicts'
+/// key: each side's image, record (the core as loaded from cores/), modules, layer, package.
+fn sides_identity(sides: &[(images::ImageSide, Option<&'static str>, String)]) -> String {
+    sides
+        .iter()
+        .map(|(side, layer, package)| {
+            format!(
+                "{}\n{}\n{}\n{:?}\n{}\n{:?}\n{layer:?}\n{package}\n",
+                side.image,
+                side.record,
+                side.core.to_json(),
+                side.modules,
+                side.provided_by,
+                side.shadowing
+            )
+        })
+        .collect()
 }

@@ -19,7 +19,7 @@ use mooncake_sos_codegen::model::Api;
 use serde::{Deserialize, Serialize};
 
 /// What watch found in one release.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReleaseReport {
     pub package: String,
     pub version: String,
@@ -49,7 +49,7 @@ pub struct ReleaseReport {
 }
 
 /// Whether the release's own native core serves its module and the consumer's declared uses.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum CoreVerdict {
     Serves {
@@ -65,11 +65,11 @@ pub enum CoreVerdict {
     },
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LayerVerdict {
     pub image: String,
     /// `one-file overlay` or `fill`.
-    pub layer: &'static str,
+    pub layer: String,
     /// The base's wheel, `package version`.
     pub base: String,
     pub works: bool,
@@ -237,7 +237,7 @@ pub fn check(cx: &Context, wheel: &Wheel) -> Result<ReleaseReport, LoadError> {
             .collect();
         report.layers.push(LayerVerdict {
             image: side.image.clone(),
-            layer,
+            layer: layer.to_owned(),
             base: side.core.label(),
             works: findings.is_empty(),
             findings,

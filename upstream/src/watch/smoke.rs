@@ -41,6 +41,22 @@ pub struct Smoker {
 }
 
 impl Smoker {
+    /// What a smoke's verdict depends on besides the wheel, for the verdicts' key: the shim's
+    /// text, where the dependencies come from, the interpreter, the libraries, isolation.
+    pub fn identity(&self) -> String {
+        let shim = std::fs::read(&self.shim).unwrap_or_default();
+        format!(
+            "smoke {} {:?} {:?} {:?} {} {:?} {:?}",
+            crate::source::sha256_hex(&shim),
+            self.deps,
+            self.index_url,
+            self.python,
+            self.offline,
+            self.lib_dirs,
+            self.isolation
+        )
+    }
+
     /// The smoke's verdict for `wheel`.
     pub fn run(&self, wheel: &Wheel) -> Smoke {
         let Ok(shim) = std::fs::read_to_string(&self.shim) else {

@@ -1,5 +1,6 @@
-//! Children never outlive their command: a `watch` killed with SIGKILL while pip waits on a
-//! silent index leaves no pip running, and its scratch directory goes at the next start.
+//! Children never outlive their command: a `watch` killed with SIGKILL while its listing
+//! (python3's urllib) waits on a silent index leaves no child running, and any scratch
+//! directory goes at the next start.
 
 use crate::common::{Sandbox, XTASK};
 use std::net::TcpListener;
@@ -7,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Pids of live pip processes whose command line contains `needle`.
+/// Pids of live processes (python3, pip) whose command line contains `needle`.
 fn pips_with(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
@@ -21,7 +22,7 @@ fn pips_with(needle: &str) -> Vec<String> {
             .is_some_and(|(_, r)| r.starts_with('Z'));
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline);
-        if !zombie && cmdline.contains(needle) && cmdline.contains("\0pip\0") {
+        if !zombie && cmdline.contains(needle) && cmdline.contains("python") {
             found.push(pid);
         }
     }
@@ -75,22 +76,21 @@ fn a_killed_watch_leaves_no_pip_and_no_scratch_after_the_next_start() {
         cmd
     };
     let mut running = watch(&[]).spawn().unwrap();
-    let pips = wait_for("no pip asking the index", 60, || {
+    let pips = wait_for("nothing asking the index", 60, || {
         Some(pips_with(&url)).filter(|p| !p.is_empty())
     });
-    assert_eq!(
-        scratch_dirs(tmp.path()).len(),
-        1,
+    // The listing reads the page without pip: no scratch directory yet.
+    assert!(
+        scratch_dirs(tmp.path()).len() <= 1,
         "{:?}",
         scratch_dirs(tmp.path())
     );
     running.kill().unwrap();
     running.wait().unwrap();
-    wait_for("pip outlived the killed watch", 5, || {
+    wait_for("a child outlived the killed watch", 5, || {
         pips_with(&url).is_empty().then_some(())
     });
-    // Killed, it could not remove its scratch directory: the next start does.
-    assert_eq!(scratch_dirs(tmp.path()).len(), 1);
+    // Killed, it could not remove a scratch directory: the next start does.
     let next = watch(&["--offline"]).status().unwrap();
     assert_eq!(next.code(), Some(2));
     assert_eq!(

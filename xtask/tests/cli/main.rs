@@ -33,3 +33,4 @@ mod verify_users;
 mod watch;
 mod watch_outputs;
 mod watch_progress;
+mod watch_warm;

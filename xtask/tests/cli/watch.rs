@@ -340,9 +340,9 @@ fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
     let run = watch(&sandbox, cache.path(), &["--json", "--index-url", &url]);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert!(
-        run.stderr.contains(
-            "\nmooncake-transfer-engine-cuda13: error: pip, listing its releases, failed"
-        ),
+        run.stderr.contains(&format!(
+            "\nmooncake-transfer-engine-cuda13: error: listing its releases: {url}mooncake-transfer-engine-cuda13/: "
+        )),
         "{run:?}"
     );
     assert_eq!(run.stdout, "", "no partial output");
