@@ -89,7 +89,12 @@ impl Versions {
 /// of verify, which regen never writes).
 fn outputs(snap: &Files) -> Files {
     snap.iter()
-        .filter(|(p, _)| p.as_str() != "api.toml" && !p.starts_with("cores/") && !is_regen_temp(p))
+        .filter(|(p, _)| {
+            // Inputs regen reads, not writes: the manifest and the recorded cores and users.
+            let input =
+                p.as_str() == "api.toml" || p.starts_with("cores/") || p.starts_with("consumers/");
+            !input && !is_regen_temp(p)
+        })
         .map(|(p, b)| (p.clone(), b.clone()))
         .collect()
 }
