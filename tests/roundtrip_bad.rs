@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use mooncake_sos::{Error, MooncakeBundleTransfer, PutOptions, PythonEnv, RefHandle, Store};
 use mooncake_sos_runtime::pyo3::prelude::*;
-use mooncake_sos_runtime::pyo3::types::{PyBytes, PyDict};
+use mooncake_sos_runtime::pyo3::types::PyBytes;
 use mooncake_sos_runtime::{Contract, Module, status};
 use mooncake_sos_tests::TestEnv;
 use mooncake_sos_tests::data::Sample;
@@ -257,21 +257,8 @@ fn colliding_transfer_keys_on_the_embedded_store_fail_the_second_put_and_keep_th
         let store = Store::embedded().expect("store");
         let t = MooncakeBundleTransfer::new(py, &module, &store, &Default::default())
             .expect("transfer");
-        // Pin the module's uuid4 so two puts pick the same object id, then restore it.
-        let globals = PyDict::new(py);
-        globals.set_item("m", module.bind(py)).expect("set");
-        py.run(c"import types, uuid\nsaved = m.uuid\nm.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=7))", Some(&globals), None)
-            .expect("patch uuid");
-        let put = PutOptions {
-            r#type: Some("dict".into()),
-            field_schemas: Some(Sample::schemas()),
-            ..Default::default()
-        };
-        let sample = Sample::new(3);
-        let first = t.put(py, &sample.record(py), &put);
-        let second = t.put(py, &Sample::new(4).record(py), &put);
-        py.run(c"m.uuid = saved", Some(&globals), None)
-            .expect("restore uuid");
+        let (sample, first, second) =
+            mooncake_sos_tests::data::puts_with_one_object_id(py, &module, &t);
         let first = first.expect("first put");
         let err = match second {
             Ok(_) => panic!("a colliding put succeeded"),

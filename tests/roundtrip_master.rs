@@ -75,26 +75,12 @@ fn colliding_transfer_keys_on_the_master_return_the_first_puts_data(
     module: &mooncake_sos_runtime::Module,
     store: &Store,
 ) {
-    use mooncake_sos::{GetOptions, PutOptions, Record};
-    use mooncake_sos_runtime::pyo3::types::PyDict;
-    use mooncake_sos_tests::data::Sample;
+    use mooncake_sos::{GetOptions, Record};
+    use mooncake_sos_tests::data::puts_with_one_object_id;
     Python::attach(|py| {
         let t =
             MooncakeBundleTransfer::new(py, module, store, &Default::default()).expect("transfer");
-        let globals = PyDict::new(py);
-        globals.set_item("m", module.bind(py)).expect("set");
-        py.run(c"import types, uuid\nsaved = m.uuid\nm.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=7))", Some(&globals), None)
-            .expect("patch uuid");
-        let put = PutOptions {
-            r#type: Some("dict".into()),
-            field_schemas: Some(Sample::schemas()),
-            ..Default::default()
-        };
-        let first_sample = Sample::new(3);
-        let first = t.put(py, &first_sample.record(py), &put);
-        let second = t.put(py, &Sample::new(4).record(py), &put);
-        py.run(c"m.uuid = saved", Some(&globals), None)
-            .expect("restore uuid");
+        let (first_sample, first, second) = puts_with_one_object_id(py, module, &t);
         let (first, second) = (first.expect("first put"), second.expect("second put"));
         let get = GetOptions {
             r#type: Some("dict".into()),

@@ -205,3 +205,37 @@ impl Sample {
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|f| f.to_bits()).collect()
 }
+
+/// Two transfer puts through `transfer`, `Sample::new(3)` then `Sample::new(4)`, with the
+/// module's uuid4 pinned so both pick the same object id (restored after): what a key
+/// collision looks like to the module. Returns the first sample (to check against) and the
+/// two results.
+pub fn puts_with_one_object_id(
+    py: Python<'_>,
+    module: &mooncake_sos_runtime::Module,
+    transfer: &mooncake_sos::MooncakeBundleTransfer,
+) -> (
+    Sample,
+    mooncake_sos::Result<mooncake_sos::DataProtoRef>,
+    mooncake_sos::Result<mooncake_sos::DataProtoRef>,
+) {
+    let globals = mooncake_sos_runtime::pyo3::types::PyDict::new(py);
+    globals.set_item("m", module.bind(py)).expect("set");
+    py.run(
+        c"import types, uuid\nsaved = m.uuid\nm.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=7))",
+        Some(&globals),
+        None,
+    )
+    .expect("patch uuid");
+    let put = mooncake_sos::PutOptions {
+        r#type: Some("dict".into()),
+        field_schemas: Some(Sample::schemas()),
+        ..Default::default()
+    };
+    let first_sample = Sample::new(3);
+    let first = transfer.put(py, &first_sample.record(py), &put);
+    let second = transfer.put(py, &Sample::new(4).record(py), &put);
+    py.run(c"m.uuid = saved", Some(&globals), None)
+        .expect("restore uuid");
+    (first_sample, first, second)
+}
