@@ -5,10 +5,11 @@ ARG {{ c.arg_prefix }}_SHIM_DIR=/opt/{{ c.name }} \
     {{ c.arg_prefix }}_BUILDER_HAS_NO_DRIVER=0 \
     {{ c.arg_prefix }}_DRIVER_STUB=/usr/local/cuda/lib64/stubs/libcuda.so
 COPY {{ c.shim_copy_from }} {{ c.var("SHIM_DIR") }}/{{ c.shim_file }}
-# Build-time check: load the native core ({{ c.native_module }}), import every symbol api.toml lists
-# and each class's methods, install the shim (proving by its path that `python3 -m` runs it)
-# and run its full check (parameters, defaults, native requirements), then its smoke: the
-# consumer's scenarios (api.toml [[scenario]]) against
+# Build-time check: load the native core ({{ c.native_module }}){% if c.native_modules.len() > 1 %} and the other extension
+# modules api.toml or the image's other users need ({{ c.native_modules[1..].join(", ") }}){% endif %},
+# import every symbol api.toml lists and each class's methods, install the shim (proving by
+# its path that `python3 -m` runs it) and run its full check (parameters, defaults, native
+# requirements), then its smoke: the consumer's scenarios (api.toml [[scenario]]) against
 # the loaded core and a master of the installed wheel on loopback, so a core that cannot serve
 # the consumer fails the build with the scenario, the call and the status. A miss fails the
 # build and names what is missing. {{ c.arg_prefix }}_SMOKE=0 skips the smoke (the log says so).
@@ -27,9 +28,11 @@ RUN set -eu; \
     fail() { echo "{{ c.name }} check: error: $*" >&2; exit 1; }; \
     tmp="$(mktemp -d)"; \
     trap 'rm -rf "$tmp"' EXIT; \
-    core="$(python3 -c '{{ c.locate_core }}')"; \
-    [ -n "$core" ] || fail "no native library {{ c.native_module }} is installed: the native core is missing"; \
-    ldd "$core" > "$tmp/ldd"; \
+    python3 -c '{{ c.locate_core }}' {{ c.native_modules.join(" ") }} > "$tmp/cores" \
+        || fail "a native module the image needs ({{ c.native_modules.join(", ") }}) is not installed (named above)"; \
+    while IFS= read -r so; do ldd "$so"; done < "$tmp/cores" > "$tmp/ldd"; \
+    core="$(tr '\n' ' ' < "$tmp/cores")"; \
+    core="${core% }"; \
     missing="$(awk '/=> not found/ && !seen[$1]++ { printf "%s%s", sep, $1; sep = ", " }' "$tmp/ldd")"; \
     load=yes; \
     unproved="that it works with a GPU"; \
@@ -55,7 +58,7 @@ RUN set -eu; \
     *) \
         fail "the native core $core is broken: $missing not found (ldd)";; \
     esac; \
-    if [ "$load" = yes ]; then python3 -c "import {{ c.native_module }}"; fi; \
+    if [ "$load" = yes ]; then python3 -c "import {{ c.native_modules.join(", ") }}"; fi; \
     python3 -c "{{ c.import_check }}"; \
     site="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
     install -m 0644 "{{ c.var("SHIM_DIR") }}/{{ c.shim_file }}" "$site/{{ c.shim_file }}"; \

@@ -220,13 +220,23 @@ def _overloads(obj: Any, name: str) -> list[str]:
 
 
 def _check_native(native_module: str, misses: list[str]) -> None:
-    try:
-        native = importlib.import_module(native_module)
-    except Exception as exc:  # a missing system library raises OSError inside ImportError
-        misses.append(f"{native_module}: cannot import the native core ({exc})")
-        return
+    # Each entry is in the native core, or in the other extension module it names
+    # (`mooncake.engine`); each module is imported once, and one that fails is one miss.
+    modules: dict[str, Any] = {}
+    for name in [native_module] + [spec["module"] for spec in NATIVE if "module" in spec]:
+        if name not in modules:
+            try:
+                modules[name] = importlib.import_module(name)
+            except Exception as exc:  # a missing system library raises OSError inside ImportError
+                what = "the native core" if name == native_module else "an extension module the contract uses"
+                misses.append(f"{name}: cannot import {what} ({exc})")
+                modules[name] = None
     for spec in NATIVE:
-        label = f"{native_module}.{spec['object']}"
+        name = spec.get("module", native_module)
+        native = modules[name]
+        if native is None:
+            continue
+        label = f"{name}.{spec['object']}"
         need = f"(needed because {spec['reason']})"
         obj: Any = native
         for part in spec["object"].split("."):

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 pub fn run(manifest: &Manifest, files: &[PathBuf], json: bool) -> Result {
     let api = &manifest.api;
     let sources = consumer::read(files)?;
-    let report = consumer::check(api, &sources)?;
     let sides = images::load_all(manifest.root(), api)?;
+    let report = consumer::check(api, &sources, &images::extensions(&sides))?;
     let findings: Vec<ImageFinding> = report
         .files
         .iter()

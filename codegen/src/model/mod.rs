@@ -205,7 +205,9 @@ impl RustType {
 /// Something the module or the consumer needs from the native core.
 #[derive(Clone, Debug, Serialize)]
 pub struct NativeRequirement {
-    /// Dotted path inside the native module, e.g. `MooncakeDistributedStore.setup`.
+    /// Another extension module of the package (`mooncake.engine`); `None`: the native core.
+    pub module: Option<String>,
+    /// Dotted path inside the module, e.g. `MooncakeDistributedStore.setup`.
     pub object: String,
     pub check: NativeCheck,
     pub reason: String,
@@ -233,6 +235,10 @@ pub struct Image {
     /// The base image's other users of the package (its framework, e.g. sglang), whose
     /// recorded uses `verify` checks across a pin (`consumers/<package>-<version>.json`).
     pub users: Vec<ImageUser>,
+    /// Extension modules of the package those users import unguarded (`mooncake.engine`
+    /// for sglang): the image's check step loads each as it loads the native core, and
+    /// `verify` checks the list against the users' records.
+    pub user_modules: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

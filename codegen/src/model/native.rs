@@ -85,6 +85,9 @@ impl Access {
 /// One `[[native]]`.
 #[derive(Clone, Debug, Serialize)]
 pub struct NativeMember {
+    /// Another extension module of the package (`mooncake.engine`); `None`: the native core
+    /// (`[upstream] native_module`).
+    pub module: Option<String>,
     /// Dotted path in the native module: a class, a function, or `Class.method`.
     pub object: String,
     pub kind: MemberKind,
@@ -111,12 +114,14 @@ pub enum MemberKind {
 }
 
 impl NativeMember {
-    /// The dotted path a use names: `object`, or `object.attribute`.
+    /// The dotted path a use names: `object`, or `object.attribute`; in another extension
+    /// module, qualified by it (`mooncake.engine.TransferEngine.initialize`).
     pub fn path(&self) -> String {
-        match &self.kind {
+        let local = match &self.kind {
             MemberKind::Callable { .. } => self.object.clone(),
             MemberKind::Attribute { name, .. } => format!("{}.{name}", self.object),
-        }
+        };
+        qualified(self.module.as_deref(), &local)
     }
 
     /// What the run-time checkers (shim, Rust runtime) verify today: required members with a
@@ -147,10 +152,20 @@ impl NativeMember {
             }
         };
         Some(NativeRequirement {
+            module: self.module.clone(),
             object,
             check,
             reason: self.reason.clone(),
         })
+    }
+}
+
+/// A path in an extension module as uses and messages name it: bare in the native core,
+/// prefixed by the module's name in any other.
+pub fn qualified(module: Option<&str>, path: &str) -> String {
+    match module {
+        Some(m) => format!("{m}.{path}"),
+        None => path.to_owned(),
     }
 }
 

@@ -131,6 +131,9 @@ pub struct RawParam {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawNative {
+    /// The extension module `object` is in, when not `[upstream] native_module`.
+    #[serde(default)]
+    pub module: Option<S<String>>,
     pub object: S<String>,
     #[serde(default)]
     pub overload: Option<S<String>>,
@@ -188,6 +191,9 @@ pub struct RawImage {
     /// The base image's other users of the package, `"dist==version"` each (sglang).
     #[serde(default)]
     pub users: Vec<S<String>>,
+    /// Extension modules of the package the users import unguarded (`mooncake.engine`).
+    #[serde(default)]
+    pub user_modules: Vec<S<String>>,
 }
 
 /// Keys whose values are prose: they may hold line breaks (renderers wrap or quote them).

@@ -24,12 +24,16 @@ pub struct DockerCommon {
     pub shim_module: String,
     /// The dotted name of the native core, e.g. `mooncake.store`.
     pub native_module: String,
+    /// The extension modules the check loads: the native core first, then every other one
+    /// api.toml's `[[native]]` entries or the image's users need (`mooncake.engine`).
+    pub native_modules: Vec<String>,
     pub native_count: usize,
-    /// A python3 -c program printing the native core's shared object (without importing its
-    /// package, whose `__init__` may load the core), or an empty line when there is none.
+    /// A python3 -c program printing each of its arguments' shared object, one per line
+    /// (without importing their package, whose `__init__` may load the core); it exits 1 naming
+    /// one that is not installed.
     pub locate_core: String,
     /// A python3 -c program reading the shim's `--json` report (argv[1]) that fails on every
-    /// miss but the one a builder without the GPU driver must have: the core's import.
+    /// miss but those a builder without the GPU driver must have: the native modules' imports.
     pub shim_without_core: String,
 }
 
@@ -50,6 +54,17 @@ impl DockerCommon {
                 " First such release (cargo xtask matrix): {package}=={version}; {drop_how}"
             ));
         }
+        let mut native_modules = vec![api.upstream.native_module.clone()];
+        let mut others: Vec<&String> = api
+            .surface
+            .members
+            .iter()
+            .filter_map(|m| m.module.as_ref())
+            .chain(&image.user_modules)
+            .collect();
+        others.sort();
+        others.dedup();
+        native_modules.extend(others.into_iter().cloned());
         Self {
             base_image: image.base_image.clone(),
             base_tag: image.base_tag.clone(),
@@ -64,8 +79,9 @@ impl DockerCommon {
             shim_module: api.shim.module.clone(),
             native_module: api.upstream.native_module.clone(),
             native_count: api.native.len(),
-            locate_core: locate_core(&api.upstream.native_module),
-            shim_without_core: shim_without_core(&api.upstream.native_module),
+            locate_core: LOCATE_CORES.to_owned(),
+            shim_without_core: shim_without_core(&native_modules),
+            native_modules,
         }
     }
 }
@@ -112,35 +128,29 @@ fn import_check(api: &Api) -> String {
     program
 }
 
-/// Where the check finds the native core's shared object: `<leaf><extension suffix>` in the
-/// parent package's directories (found without running the parent's `__init__`, which may
-/// import the core) or, for a top-level module, on sys.path. Goes in single quotes.
-fn locate_core(native_module: &str) -> String {
-    let (dirs, leaf) = match native_module.rsplit_once('.') {
-        Some((parent, leaf)) => (
-            format!(
-                "(lambda s: s.submodule_search_locations if s else [])(importlib.util.find_spec(\"{parent}\"))"
-            ),
-            leaf,
-        ),
-        None => ("sys.path".to_owned(), native_module),
-    };
-    format!(
-        "import importlib.machinery, importlib.util, os, sys; \
-         found = [os.path.join(d, \"{leaf}\" + x) for d in {dirs} for x in importlib.machinery.EXTENSION_SUFFIXES]; \
-         print(next((p for p in found if os.path.isfile(p)), \"\"))"
-    )
-}
+/// Where the check finds each native module's shared object: `<leaf><extension suffix>` in
+/// the parent package's directories (found without running the parent's `__init__`, which may
+/// import the core) or, for a top-level module, on sys.path. Its arguments are the modules
+/// (validated dotted names). Goes in single quotes.
+const LOCATE_CORES: &str = "import importlib.machinery, importlib.util, os, sys; \
+    dirs = lambda m: (lambda s: s.submodule_search_locations if s else [])(importlib.util.find_spec(m.rpartition(\".\")[0])) if \".\" in m else sys.path; \
+    found = lambda m: next((p for d in dirs(m) for x in importlib.machinery.EXTENSION_SUFFIXES for p in [os.path.join(d, m.rpartition(\".\")[2] + x)] if os.path.isfile(p)), \"\"); \
+    [print(found(m) or sys.exit(f\"no native library {m} is installed\")) for m in sys.argv[1:]]";
 
-/// Fails on every miss of the shim's report except the native core's import failing for want
-/// of libcuda.so.1 (the shim's wording: `<native>: cannot import the native core (<error>)`).
+/// Fails on every miss of the shim's report except a native module's import failing for want
+/// of libcuda.so.1 (the shim's wording: `<module>: cannot import <what> (<error>)`).
 /// Goes in double quotes.
-fn shim_without_core(native_module: &str) -> String {
+fn shim_without_core(modules: &[String]) -> String {
+    let prefixes: Vec<String> = modules
+        .iter()
+        .map(|m| format!("'{m}: cannot import '"))
+        .collect();
     format!(
         "import json, sys; \
          rest = [m for m in json.load(open(sys.argv[1]))['misses'] \
-         if not m.startswith('{native_module}: cannot import the native core (libcuda.so.1:')]; \
+         if not (m.startswith(({},)) and ' (libcuda.so.1:' in m)]; \
          print('every check of the shim that needs no native core passed') if not rest else None; \
-         sys.exit('\\n'.join(rest) or None)"
+         sys.exit('\\n'.join(rest) or None)",
+        prefixes.join(", ")
     )
 }

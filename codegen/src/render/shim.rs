@@ -142,6 +142,9 @@ fn native(n: &crate::model::NativeRequirement) -> Py {
         ("object", Py::str(&n.object)),
         ("reason", Py::str(&n.reason)),
     ];
+    if let Some(m) = &n.module {
+        d.push(("module", Py::str(m)));
+    }
     match &n.check {
         NativeCheck::Overload(o) => d.push(("overload", Py::str(o))),
         NativeCheck::Attribute { name, instance } => {

@@ -158,9 +158,27 @@ impl ConsumerReport {
 /// The native surface is derived as for the module, but without `native_roles`: those name
 /// the module's own parameters, and in consumer code a parameter called `store` or `config` is
 /// anything. A native object is one the flow makes: imported, constructed, returned, passed.
-pub fn check(api: &Api, sources: &[ConsumerFile]) -> Result<ConsumerReport, LoadError> {
+///
+/// `extensions`: the package's other extension modules (`mooncake.engine`, from the images'
+/// core records); their uses are checked like the core's, with the modules api.toml's
+/// `[[native]]` entries name.
+pub fn check(
+    api: &Api,
+    sources: &[ConsumerFile],
+    extensions: &[String],
+) -> Result<ConsumerReport, LoadError> {
     let mut config = SurfaceConfig::from_api(api);
     config.roles.clear();
+    let mut others: Vec<String> = api
+        .surface
+        .members
+        .iter()
+        .filter_map(|m| m.module.clone())
+        .chain(extensions.iter().cloned())
+        .filter(|m| *m != config.native_module)
+        .collect();
+    others.sort();
+    others.dedup();
     let names = walk::Names {
         api_module: &api.upstream.module,
         native_module: &api.upstream.native_module,
@@ -203,7 +221,7 @@ pub fn check(api: &Api, sources: &[ConsumerFile]) -> Result<ConsumerReport, Load
         .par_iter()
         .zip(&reach)
         .map(|(file, &reaches)| match reaches {
-            true => check_file(api, &names, &config, file),
+            true => check_file(api, &names, &config, &others, file),
             false => Ok(FileReport {
                 file: file.source.display.clone(),
                 uses: Vec::new(),
@@ -222,6 +240,7 @@ fn check_file(
     api: &Api,
     names: &walk::Names<'_>,
     config: &SurfaceConfig,
+    others: &[String],
     file: &ConsumerFile,
 ) -> Result<FileReport, LoadError> {
     let source = &file.source;
@@ -233,7 +252,7 @@ fn check_file(
         let uses = walk::uses(parsed.suite(), &source.text, names);
         (
             uses,
-            surface::derive_parsed(parsed.suite(), source, &config),
+            surface::derive_modules(parsed.suite(), source, &config, others),
         )
     })?;
     // Importing the API module is the consumer walk's to check, not a sibling's.

@@ -18,7 +18,7 @@ fn file(source: ModuleSource) -> ConsumerFile {
 
 fn run(text: &str) -> ConsumerReport {
     let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
-    check(&api(), &[file(source)]).unwrap()
+    check(&api(), &[file(source)], &[]).unwrap()
 }
 
 fn failures(text: &str) -> Vec<String> {
@@ -184,7 +184,7 @@ s.setup({\"protocol\": \"tcp\", **extra})\n";
 #[test]
 fn a_consumer_that_does_not_parse_is_located() {
     let source = ModuleSource::from_bytes("bad.py", b"def f(:\n".to_vec()).unwrap();
-    let e = check(&api(), &[file(source)]).unwrap_err();
+    let e = check(&api(), &[file(source)], &[]).unwrap_err();
     assert_eq!(e.location, "bad.py:1:7");
 }
 
@@ -433,7 +433,7 @@ fn run_in(module: &str, text: &str) -> ConsumerReport {
         module: module.into(),
         named: true,
     };
-    check(&api(), &[file]).unwrap()
+    check(&api(), &[file], &[]).unwrap()
 }
 
 #[test]
@@ -518,7 +518,7 @@ fn files_found_that_do_not_name_the_package_are_not_read() {
         ),
         file("app.legacy", broken, false),
     ];
-    let report = check(&api(), &files).unwrap();
+    let report = check(&api(), &files, &[]).unwrap();
     assert_eq!(report.files.len(), 2);
     assert_eq!(
         report.files[0].native.len(),
@@ -527,7 +527,7 @@ fn files_found_that_do_not_name_the_package_are_not_read() {
         report.files[0].native
     );
     assert!(report.files[1].native.is_empty() && report.files[1].uses.is_empty());
-    let e = check(&api(), &[file("app.legacy", broken, true)]).unwrap_err();
+    let e = check(&api(), &[file("app.legacy", broken, true)], &[]).unwrap_err();
     assert_eq!(e.location, "app.legacy.py:1:7");
 }
 

@@ -285,6 +285,20 @@ pub fn check(images: &[ImageSide], file: &str, uses: &[Use]) -> Vec<ImageFinding
     findings
 }
 
+/// The extension modules of the package the images' cores record besides the core itself
+/// (`mooncake.engine`, the torch builds), sorted.
+pub fn extensions(images: &[ImageSide]) -> Vec<String> {
+    let all: BTreeSet<&String> = images
+        .iter()
+        .flat_map(|s| s.core.modules.iter())
+        .filter(|(m, kind)| {
+            **kind == ModuleKind::Extension && !images.iter().any(|s| s.core.core.module == **m)
+        })
+        .map(|(m, _)| m)
+        .collect();
+    all.into_iter().cloned().collect()
+}
+
 /// `cuda: mooncake-transfer-engine-cuda13 0.3.11.post1, rocm: ...`: each image and its core.
 pub fn summary(images: &[ImageSide]) -> String {
     images

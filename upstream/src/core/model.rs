@@ -35,6 +35,72 @@ pub struct CoreSurface {
     pub python: BTreeMap<String, Read<Vec<String>>>,
 }
 
+/// Where a path a use names lies: in the native core's own namespace (a bare path) or in
+/// another extension module's (a path qualified by it, `mooncake.engine.TransferEngine`).
+pub enum Place<'a> {
+    Found(NamespaceRef<'a>, &'a str),
+    /// The path's module is not in the wheel.
+    NoModule(&'a str),
+    /// An extension of the wheel whose surface could not be read here, and why.
+    Unread(&'a str, &'a str),
+}
+
+/// A borrowed [`Namespace`]: the core's own members are fields of [`CoreSurface`].
+#[derive(Clone, Copy)]
+pub struct NamespaceRef<'a> {
+    pub classes: &'a BTreeMap<String, Class>,
+    pub functions: &'a BTreeMap<String, Function>,
+    pub values: &'a BTreeMap<String, Value>,
+}
+
+impl<'a> From<&'a Namespace> for NamespaceRef<'a> {
+    fn from(n: &'a Namespace) -> Self {
+        Self {
+            classes: &n.classes,
+            functions: &n.functions,
+            values: &n.values,
+        }
+    }
+}
+
+impl CoreSurface {
+    /// The core's own namespace.
+    pub fn own(&self) -> NamespaceRef<'_> {
+        NamespaceRef {
+            classes: &self.classes,
+            functions: &self.functions,
+            values: &self.values,
+        }
+    }
+
+    /// Where `path` lies: qualified by a module of the wheel's package (the longest that
+    /// prefixes it), or bare in the core's own namespace.
+    pub fn place<'a>(&'a self, path: &'a str) -> Place<'a> {
+        let package = self.core.module.split('.').next().unwrap_or_default();
+        if !path.starts_with(&format!("{package}.")) {
+            return Place::Found(self.own(), path);
+        }
+        let dots: Vec<usize> = path.match_indices('.').map(|(i, _)| i).collect();
+        let known = dots.iter().rev().find(|&&i| {
+            let m = &path[..i];
+            m == self.core.module || self.modules.contains_key(m)
+        });
+        let Some(&i) = known else {
+            let upto = dots.get(1).map_or(path, |&i| &path[..i]);
+            return Place::NoModule(upto);
+        };
+        let (name, rest) = (&path[..i], &path[i + 1..]);
+        if name == self.core.module {
+            return Place::Found(self.own(), rest);
+        }
+        match self.extensions.get(name) {
+            Some(Read::Read(ns)) => Place::Found(ns.into(), rest),
+            Some(Read::Unread { unread }) => Place::Unread(name, unread),
+            None => Place::NoModule(name),
+        }
+    }
+}
+
 /// A module's classes, functions and values, as the core's own are recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -4,8 +4,9 @@
 //! surface ([`super::uses`]); api.toml's `[[native]]` entries are uses too ([`from_manifest`]).
 
 use super::fit::callable;
-use super::model::{Access, Class, CoreSurface, Instance, Member};
+use super::model::{Access, Class, CoreSurface, Instance, Member, Place};
 use crate::surface::CallShape;
+use mooncake_sos_codegen::model::native::qualified;
 use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
 use serde::Serialize;
 
@@ -204,16 +205,17 @@ pub fn from_manifest(native: &[NativeRequirement]) -> Vec<Requirement> {
         .iter()
         .enumerate()
         .map(|(i, n)| {
+            let object = qualified(n.module.as_deref(), &n.object);
             let (object, usage) = match &n.check {
                 NativeCheck::Overload(o) => (
-                    n.object.clone(),
+                    object,
                     Usage::Call {
                         overload: Some(o.clone()),
                         shapes: Vec::new(),
                     },
                 ),
                 NativeCheck::Attribute { name, instance } => (
-                    format!("{}.{name}", n.object),
+                    format!("{object}.{name}"),
                     Usage::Read {
                         on: if *instance { On::Instance } else { On::Class },
                     },
@@ -243,11 +245,26 @@ enum Target<'a> {
 }
 
 fn resolve<'a>(core: &'a CoreSurface, path: &'a str) -> Result<Target<'a>, Why> {
-    let absent = |upto: &str| Why::Absent {
-        missing: upto.to_owned(),
+    let (ns, local) = match core.place(path) {
+        Place::Found(ns, local) => (ns, local),
+        Place::NoModule(module) => {
+            return Err(Why::Absent {
+                missing: module.to_owned(),
+            });
+        }
+        Place::Unread(module, why) => {
+            return Err(Why::Unverified {
+                reason: format!("{module} could not be read here ({why})"),
+            });
+        }
     };
-    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
-    if let Some(class) = core.classes.get(head) {
+    // `missing` is named as the use names it: qualified when the path is.
+    let prefix = &path[..path.len() - local.len()];
+    let absent = |upto: &str| Why::Absent {
+        missing: format!("{prefix}{upto}"),
+    };
+    let (head, rest) = local.split_once('.').unwrap_or((local, ""));
+    if let Some(class) = ns.classes.get(head) {
         if rest.is_empty() {
             return Ok(Target::Class(class));
         }
@@ -255,10 +272,10 @@ fn resolve<'a>(core: &'a CoreSurface, path: &'a str) -> Result<Target<'a>, Why> 
         let (name, deeper) = rest.split_once('.').unwrap_or((rest, ""));
         let member = class.members.get(name);
         if member.is_none() && instance_access(class, name).is_none() {
-            return Err(absent(&path[..head.len() + 1 + name.len()]));
+            return Err(absent(&local[..head.len() + 1 + name.len()]));
         }
         if !deeper.is_empty() {
-            return Err(absent(path));
+            return Err(absent(local));
         }
         return Ok(Target::Member {
             class,
@@ -269,10 +286,10 @@ fn resolve<'a>(core: &'a CoreSurface, path: &'a str) -> Result<Target<'a>, Why> 
     if !rest.is_empty() {
         return Err(absent(head));
     }
-    if let Some(f) = core.functions.get(head) {
+    if let Some(f) = ns.functions.get(head) {
         return Ok(Target::Function(&f.overloads));
     }
-    if core.values.contains_key(head) {
+    if ns.values.contains_key(head) {
         return Ok(Target::Value);
     }
     Err(absent(head))
@@ -287,8 +304,9 @@ fn instance_access(class: &Class, name: &str) -> Option<Access> {
 
 fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
     // An instance that takes new attributes serves any write, even of a name it lacks.
-    if let (Usage::Write { on: On::Instance }, Some((head, _))) =
-        (&need.usage, need.object.split_once('.'))
+    if let (Usage::Write { on: On::Instance }, Place::Found(ns, local)) =
+        (&need.usage, core.place(&need.object))
+        && let Some((head, _)) = local.split_once('.')
         && let Some(Class {
             instance:
                 Instance::Made {
@@ -296,7 +314,7 @@ fn serves(core: &CoreSurface, need: &Requirement) -> Result<(), Why> {
                     ..
                 },
             ..
-        }) = core.classes.get(head)
+        }) = ns.classes.get(head)
     {
         return Ok(());
     }

@@ -201,11 +201,13 @@ fn manifest_entries_become_calls_and_reads() {
     use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
     let native = [
         NativeRequirement {
+            module: None,
             object: "Config.describe".into(),
             check: NativeCheck::Overload("verbose: bool = False".into()),
             reason: "r".into(),
         },
         NativeRequirement {
+            module: None,
             object: "Config".into(),
             check: NativeCheck::Attribute {
                 name: "replica_num".into(),

@@ -3,11 +3,12 @@
 //! warning); a probed member that disappears is a warning naming the fallback now taken.
 
 use super::fit::fits_any;
-use super::model::{CoreSurface, Member, Namespace, Read};
+use super::model::{CoreSurface, Member, ModuleKind, NamespaceRef, Place};
 use super::record;
 use super::users::{self, UseAccess, UserRecord, UserUse};
 use crate::source::LoadError;
-use mooncake_sos_codegen::model::{Api, Layer};
+use mooncake_sos_codegen::model::{Api, Image, Layer};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,25 +30,20 @@ pub fn serves(core: &CoreSurface, usage: &UserUse) -> Result<(), String> {
     if usage.member.is_empty() {
         return Ok(());
     }
-    let core_ns;
-    let namespace = if module == core.core.module {
-        core_ns = Namespace {
-            classes: core.classes.clone(),
-            functions: core.functions.clone(),
-            values: core.values.clone(),
-        };
-        &core_ns
+    let path = if module == core.core.module {
+        usage.member.clone()
     } else {
-        match core.extensions.get(module) {
-            Some(Read::Read(ns)) => ns,
-            // Not read here (a torch build): its members cannot be told, so nothing is ruled out.
-            _ => return Ok(()),
-        }
+        format!("{module}.{}", usage.member)
     };
-    member(namespace, &usage.member, &usage.access)
+    match core.place(&path) {
+        Place::Found(ns, local) => member(ns, local, &usage.access),
+        Place::NoModule(m) => Err(format!("no module {m}")),
+        // Not read here (a torch build): its members cannot be told, so nothing is ruled out.
+        Place::Unread(..) => Ok(()),
+    }
 }
 
-fn member(ns: &Namespace, path: &str, access: &UseAccess) -> Result<(), String> {
+fn member(ns: NamespaceRef<'_>, path: &str, access: &UseAccess) -> Result<(), String> {
     let (head, rest) = path.split_once('.').unwrap_or((path, ""));
     if rest.is_empty() {
         if let Some(f) = ns.functions.get(head) {
@@ -244,6 +240,7 @@ pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>, LoadError> {
         }
         let load = |version: &str| record::load(&record::path(root, base_package, version));
         let (base, pinned) = (load(base_version)?, load(&release.version)?);
+        let mut imported = Vec::new();
         for user in &image.users {
             let path = users::path(root, &user.package, &user.version);
             if !path.exists() {
@@ -257,7 +254,8 @@ pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>, LoadError> {
                 ));
             }
             let record = users::load(&path)?;
-            let verdict = check(&image.id, &record, &base, &pinned);
+            let mut verdict = check(&image.id, &record, &base, &pinned);
+            imported.extend(loaded_modules(image, &record, &pinned, &mut verdict));
             out.push(PinUser {
                 image: image.id.clone(),
                 user: record,
@@ -266,8 +264,47 @@ pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>, LoadError> {
                 verdict,
             });
         }
+        // A listed module no user imports unguarded: said once, with the image's last user.
+        if let Some(last) = out.last_mut() {
+            for module in &image.user_modules {
+                if !imported.contains(module) {
+                    last.verdict.warnings.push(format!(
+                        "api.toml: {module}: image {}: in user_modules, but no user of the \
+                         image imports it unguarded",
+                        image.id
+                    ));
+                }
+            }
+        }
     }
     Ok(out)
+}
+
+/// The extension modules a user imports unguarded must be loaded by the image's check step:
+/// `[image.<id>] user_modules` must list each (the native core is loaded anyway). Returns them.
+fn loaded_modules(
+    image: &Image,
+    user: &UserRecord,
+    pinned: &CoreSurface,
+    v: &mut UsersVerdict,
+) -> Vec<String> {
+    let mut imported: BTreeMap<&str, &UserUse> = BTreeMap::new();
+    for u in user.uses.iter().filter(|u| u.guard.is_none()) {
+        let extension = pinned.modules.get(&u.module) == Some(&ModuleKind::Extension);
+        if extension && u.module != pinned.core.module {
+            imported.entry(&u.module).or_insert(u);
+        }
+    }
+    for (module, u) in &imported {
+        if !image.user_modules.iter().any(|m| m == module) {
+            v.failures.push(format!(
+                "{}:{}: {module}: image {}: {} imports it unguarded, so the image's check step \
+                 must load it: add \"{module}\" to [image.{}] user_modules",
+                u.file, u.line, image.id, user.package, image.id
+            ));
+        }
+    }
+    imported.into_keys().map(str::to_owned).collect()
 }
 
 #[cfg(test)]

@@ -195,6 +195,40 @@ pub fn derive_parsed(
     }
 }
 
+/// [`derive_parsed`] for the native core and for each other extension module in `others`
+/// (`mooncake.engine`), as one surface: a use of another module is qualified by it
+/// (`mooncake.engine.TransferEngine.initialize`), and importing one is no sibling's use.
+pub fn derive_modules(
+    body: &[ruff_python_ast::Stmt],
+    source: &ModuleSource,
+    config: &SurfaceConfig,
+    others: &[String],
+) -> Surface {
+    let mut surface = derive_parsed(body, source, config);
+    let native = |m: &str| m == config.native_module || others.iter().any(|o| o == m);
+    surface
+        .uses
+        .retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
+    for module in others {
+        let config = SurfaceConfig {
+            native_module: module.clone(),
+            ..config.clone()
+        };
+        for mut u in walk::analyze(body, &source.text, &config) {
+            match &mut u.target {
+                Target::Native { path, .. } => *path = format!("{module}.{path}"),
+                Target::Dynamic { owner, .. } if owner.is_empty() => owner.clone_from(module),
+                Target::Dynamic { owner, .. } => *owner = format!("{module}.{owner}"),
+                Target::Sibling { .. } => continue,
+            }
+            surface.uses.push(u);
+        }
+    }
+    surface.uses.sort();
+    surface.uses.dedup();
+    surface
+}
+
 /// Derives the surface of `source` and compares it with what `api` declares.
 pub fn check(api: &Api, source: &ModuleSource) -> Result<SurfaceReport, LoadError> {
     let surface = derive(source, &SurfaceConfig::from_api(api))?;

@@ -309,6 +309,7 @@ fn a_module_that_is_not_python_is_a_located_error() {
 
 fn method(object: &str, usage: Usage, overload: Option<&str>) -> NativeMember {
     NativeMember {
+        module: None,
         object: object.into(),
         kind: MemberKind::Callable {
             overload: overload.map(Into::into),
@@ -322,6 +323,7 @@ fn method(object: &str, usage: Usage, overload: Option<&str>) -> NativeMember {
 
 fn attribute(object: &str, name: &str, access: Declared, by: NeededBy) -> NativeMember {
     NativeMember {
+        module: None,
         object: object.into(),
         kind: MemberKind::Attribute {
             name: name.into(),

@@ -97,7 +97,7 @@ fn the_0_3_12_module_passes_with_its_surface_listed_use_by_use() {
         run.stdout.contains("matches api.toml")
             && run
                 .stdout
-                .contains("native surface: 23 members, 1 sibling modules"),
+                .contains("native surface: 27 members, 1 sibling modules"),
         "{run:?}"
     );
 }

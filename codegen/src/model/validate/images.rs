@@ -19,6 +19,13 @@ impl Validator<'_> {
                 );
             }
             let image = self.image(id, img, releases);
+            let package = raw.upstream.get_ref().module.get_ref().split('.').next();
+            for (m, raw_m) in image.user_modules.iter().zip(&img.get_ref().user_modules) {
+                if package.is_some_and(|p| !m.starts_with(&format!("{p}."))) {
+                    let what = format!("user module `{m}` is not a module of the package");
+                    self.error(raw_m, what);
+                }
+            }
             if let Some(previous) = dockerfiles.insert(image.dockerfile.clone(), id.clone()) {
                 let msg = format!(
                     "image `{id}` writes {} too, like image `{previous}`",
@@ -175,6 +182,11 @@ impl Validator<'_> {
         };
         let core = self.image_core(id, img, &layer);
         let users = r.users.iter().filter_map(|u| self.user(u)).collect();
+        let user_modules = r
+            .user_modules
+            .iter()
+            .map(|m| self.text(m, is_dotted_name, "user module (a dotted Python name)"))
+            .collect();
         Image {
             id: id.to_string(),
             dockerfile,
@@ -184,6 +196,7 @@ impl Validator<'_> {
             build_py,
             core,
             users,
+            user_modules,
         }
     }
 

@@ -18,7 +18,7 @@ impl Validator<'_> {
         let mut seen = BTreeMap::new();
         let mut members = Vec::new();
         for n in &raw.native {
-            let member = self.member(n);
+            let member = self.member(n, upstream);
             if seen.insert(member.path(), ()).is_some() {
                 let what = format!(
                     "`{}` is declared twice: give one [[native]] entry per member",
@@ -75,8 +75,12 @@ impl Validator<'_> {
         roles
     }
 
-    fn member(&mut self, n: &S<RawNative>) -> NativeMember {
+    fn member(&mut self, n: &S<RawNative>, upstream: &Upstream) -> NativeMember {
         let r: &RawNative = n.get_ref();
+        let module = r
+            .module
+            .as_ref()
+            .and_then(|m| self.extension_module(m, upstream));
         let object = self.text(
             &r.object,
             is_dotted_name,
@@ -144,6 +148,7 @@ impl Validator<'_> {
         };
         let dict_keys = self.dict_keys(r, &kind);
         NativeMember {
+            module,
             object,
             kind,
             usage,
@@ -188,6 +193,24 @@ impl Validator<'_> {
                 }
             },
         }
+    }
+
+    /// `[[native]] module`: another extension module of the package; the native core's own
+    /// name means the default (`None`).
+    fn extension_module(&mut self, m: &S<String>, upstream: &Upstream) -> Option<String> {
+        let module = self.text(m, is_dotted_name, "native module (a dotted Python name)");
+        let package = format!("{}.", upstream.package());
+        let problem = if module == upstream.native_module {
+            return None;
+        } else if !module.starts_with(&package) {
+            format!("is not in the package `{}`", upstream.package())
+        } else if module == upstream.module {
+            "is the upstream module itself, not an extension module".to_owned()
+        } else {
+            return Some(module);
+        };
+        self.error(m, format!("native module `{module}` {problem}"));
+        None
     }
 
     fn sibling(&mut self, s: &S<RawSibling>, upstream: &Upstream) -> Sibling {
