@@ -27,7 +27,8 @@ fn shim_ok() -> String {
     )
 }
 const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
-                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so \
+                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
+                         /usr/local/lib/python3.11/dist-packages/mooncake/engine.so \
                          resolves)";
 
 fn good_module() -> Vec<u8> {
@@ -280,11 +281,13 @@ fn a_core_missing_another_library_is_broken_even_without_a_driver() {
     assert!(
         failure.output.contains(
             "mooncake-sos check: error: the native core \
-             /usr/local/lib/python3.11/dist-packages/mooncake/store.so is broken: \
+             /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
+             /usr/local/lib/python3.11/dist-packages/mooncake/engine.so is broken: \
              libnuma.so.1, libcuda.so.1 not found (ldd)"
         ) || failure.output.contains(
             "mooncake-sos check: error: the native core \
-             /usr/local/lib/python3.11/dist-packages/mooncake/store.so is broken: \
+             /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
+             /usr/local/lib/python3.11/dist-packages/mooncake/engine.so is broken: \
              libcuda.so.1, libnuma.so.1 not found (ldd)"
         ),
         "{failure}"
@@ -303,8 +306,9 @@ fn a_missing_core_fails_the_check_saying_so() {
     assert_check_step(&failure);
     assert!(
         failure.output.contains(
-            "mooncake-sos check: error: no native library mooncake.store is installed: \
-             the native core is missing"
+            "no native library mooncake.store is installed\nmooncake-sos check: error: a \
+             native module the image needs (mooncake.store, mooncake.engine) is not installed \
+             (named above)"
         ),
         "{failure}"
     );

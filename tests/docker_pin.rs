@@ -26,7 +26,8 @@ fn shim_ok() -> String {
     )
 }
 const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
-                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so \
+                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
+                         /usr/local/lib/python3.11/dist-packages/mooncake/engine.so \
                          resolves)";
 
 /// (package, base version, pinned version) of the shipped CUDA image.
@@ -181,6 +182,64 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
             "{member} is not the pinned wheel's"
         );
     }
+}
+
+/// Item 6 of issue #21: sglang imports `mooncake.engine` unguarded (`[image.cuda]
+/// user_modules`), so the check step loads it beside the core: a pinned wheel whose engine
+/// cannot load (here its engine.so is another shared object of the wheel, no Python module)
+/// fails the build at the check step, naming the module, before anything else is checked.
+#[test]
+fn a_pinned_wheel_whose_engine_cannot_load_fails_the_check_naming_it() {
+    let wheel = pinned_wheel();
+    let name = wheel.file_name().unwrap().to_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doctored = dir.path().join(&name);
+    {
+        let mut from =
+            zip::ZipArchive::new(std::fs::File::open(&wheel).expect("open")).expect("zip");
+        let mut to = zip::ZipWriter::new(std::fs::File::create(&doctored).expect("create"));
+        let mut lib = Vec::new();
+        from.by_name("mooncake/libasio.so")
+            .expect("libasio.so in the wheel")
+            .read_to_end(&mut lib)
+            .expect("read");
+        for i in 0..from.len() {
+            let entry = from.by_index(i).expect("entry");
+            if entry.name().is_ok_and(|n| n == "mooncake/engine.so") {
+                drop(entry);
+                let options = zip::write::SimpleFileOptions::default().unix_permissions(0o755);
+                to.start_file("mooncake/engine.so", options).expect("start");
+                std::io::Write::write_all(&mut to, &lib).expect("write");
+            } else {
+                to.raw_copy_file(entry).expect("copy");
+            }
+        }
+        to.finish().expect("finish");
+    }
+    let sha = sha256_hex(&std::fs::read(&doctored).expect("read"));
+    let shipped = mooncake_sos_tests::docker::fixtures::shipped_manifest();
+    let at = shipped.find(&name).expect("the wheel in [[release]]");
+    let old = &shipped[at..at + shipped[at..].find('}').expect("entry end")];
+    let manifest = shipped.replacen(old, &format!("{name}\", sha256 = \"{sha}\" "), 1);
+    assert_ne!(manifest, shipped);
+    let repo = regenerated_repo(&manifest);
+    let index = LocalIndex::start(&[dir.path()]);
+    let failure = Build::cuda()
+        .context(repo.path())
+        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
+        .run()
+        .expect_failure();
+    assert_check_step(&failure);
+    assert_in_order(
+        &failure.output,
+        &[
+            "loading the native core against the driver stub",
+            "dynamic module does not define module export function (PyInit_engine)",
+            "mooncake-sos check: error: the native modules the image needs (mooncake.store, \
+             mooncake.engine) do not all import (the error above)",
+        ],
+    );
+    assert!(!failure.output.contains("ok: "), "{failure}");
 }
 
 #[test]

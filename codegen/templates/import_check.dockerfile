@@ -30,9 +30,8 @@ RUN set -eu; \
     trap 'rm -rf "$tmp"' EXIT; \
     python3 -c '{{ c.locate_core }}' {{ c.native_modules.join(" ") }} > "$tmp/cores" \
         || fail "a native module the image needs ({{ c.native_modules.join(", ") }}) is not installed (named above)"; \
-    while IFS= read -r so; do ldd "$so"; done < "$tmp/cores" > "$tmp/ldd"; \
-    core="$(tr '\n' ' ' < "$tmp/cores")"; \
-    core="${core% }"; \
+    while IFS= read -r so; do ldd "$so" || fail "$so is not a shared library ldd can read: the native module is broken"; done < "$tmp/cores" > "$tmp/ldd"; \
+    core="$(awk '{ printf "%s%s", sep, $0; sep = ", " }' "$tmp/cores")"; \
     missing="$(awk '/=> not found/ && !seen[$1]++ { printf "%s%s", sep, $1; sep = ", " }' "$tmp/ldd")"; \
     load=yes; \
     unproved="that it works with a GPU"; \
@@ -58,7 +57,10 @@ RUN set -eu; \
     *) \
         fail "the native core $core is broken: $missing not found (ldd)";; \
     esac; \
-    if [ "$load" = yes ]; then python3 -c "import {{ c.native_modules.join(", ") }}"; fi; \
+    if [ "$load" = yes ]; then \
+        python3 -c "import {{ c.native_modules.join(", ") }}" \
+            || fail "the native modules the image needs ({{ c.native_modules.join(", ") }}) do not all import (the error above): a pin or fill whose modules cannot load would fail every user of the package at run time"; \
+    fi; \
     python3 -c "{{ c.import_check }}"; \
     site="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
     install -m 0644 "{{ c.var("SHIM_DIR") }}/{{ c.shim_file }}" "$site/{{ c.shim_file }}"; \
