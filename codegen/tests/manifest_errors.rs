@@ -566,6 +566,41 @@ const CASES: &[Case] = &[
         "region.\nbuild_py = \"docker/build.py\"\nbuild_py_variant = |\"cu130\"",
         "one variant builds one image",
     ),
+    case(
+        "a native module outside the package",
+        "module = \"mooncake.engine\"\nobject = \"TransferEngine\"\n",
+        "module = \"torch.engine\"\nobject = \"TransferEngine\"\n",
+        "|\"torch.engine\"",
+        "native module `torch.engine` is not in the package `mooncake`",
+    ),
+    case(
+        "the upstream module as a native module",
+        "module = \"mooncake.engine\"\nobject = \"TransferEngine\"\n",
+        "module = \"mooncake.structured_object_store\"\nobject = \"TransferEngine\"\n",
+        "|\"mooncake.structured_object_store\"\nobject",
+        "is the upstream module itself, not an extension module",
+    ),
+    case(
+        "a native module that is no dotted name",
+        "module = \"mooncake.engine\"\nobject = \"TransferEngine\"\n",
+        "module = \"mooncake.engine; rm -rf /\"\nobject = \"TransferEngine\"\n",
+        "|\"mooncake.engine; rm",
+        "invalid native module (a dotted Python name)",
+    ),
+    case(
+        "a user module outside the package",
+        "user_modules = [\"mooncake.engine\"]",
+        "user_modules = [\"sglang.srt\"]",
+        "|\"sglang.srt\"",
+        "user module `sglang.srt` is not a module of the package",
+    ),
+    case(
+        "a user module that is no dotted name",
+        "user_modules = [\"mooncake.engine\"]",
+        "user_modules = [\"mooncake.engine $(id)\"]",
+        "|\"mooncake.engine $(id)\"",
+        "invalid user module (a dotted Python name)",
+    ),
 ];
 
 #[test]

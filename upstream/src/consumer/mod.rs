@@ -344,4 +344,6 @@ fn unused(api: &Api, files: &[FileReport]) -> Vec<String> {
 }
 
 #[cfg(test)]
+mod engine_tests;
+#[cfg(test)]
 mod tests;

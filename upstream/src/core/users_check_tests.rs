@@ -138,3 +138,38 @@ fn a_probed_member_gone_is_a_warning_and_a_module_gone_a_failure() {
          mooncake.mooncake_ep_buffer in the pinned 0.3.12.post1"
     ), "{found:?}");
 }
+
+/// sglang imports `mooncake.engine` unguarded: `[image.cuda] user_modules` must list it (the
+/// check step loads what it lists); a listed module no user imports so is a warning.
+#[test]
+fn an_engine_sglang_imports_must_be_in_user_modules() {
+    let shipped = std::fs::read_to_string(root().join("api.toml")).unwrap();
+    let with = |user_modules: &str| {
+        let text = shipped.replacen(
+            "user_modules = [\"mooncake.engine\"]",
+            &format!("user_modules = [{user_modules}]"),
+            1,
+        );
+        assert!(text.contains(&format!("user_modules = [{user_modules}]")));
+        let api = mooncake_sos_codegen::load_str("api.toml", &text).unwrap();
+        let users = super::pin_users(&api, &root()).unwrap();
+        assert_eq!(users.len(), 1);
+        users.into_iter().next().unwrap().verdict
+    };
+    let shipped_verdict = with("\"mooncake.engine\"");
+    assert_eq!(shipped_verdict.failures, Vec::<String>::new());
+    assert_eq!(
+        with("").failures,
+        [format!(
+            "{ENGINE_PY}:114: mooncake.engine: image cuda: sglang imports it unguarded, so the \
+             image's check step must load it: add \"mooncake.engine\" to [image.cuda] user_modules"
+        )]
+    );
+    let extra = with("\"mooncake.engine\", \"mooncake.ep\"");
+    assert_eq!(extra.failures, Vec::<String>::new());
+    assert_eq!(
+        extra.warnings.last().unwrap(),
+        "api.toml: mooncake.ep: image cuda: in user_modules, but no user of the image imports it \
+         unguarded"
+    );
+}
