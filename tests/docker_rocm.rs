@@ -88,7 +88,7 @@ fn fill_restores_the_module_and_leaves_every_native_file_byte_identical() {
 
     let (image, log) = built();
     assert!(
-        log.contains("mooncake-sos check: every library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so resolves: loading the native core"),
+        log.contains("mooncake-sos check: every library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, /usr/local/lib/python3.11/dist-packages/mooncake/engine.so resolves: loading the native core"),
         "{log}"
     );
     assert!(

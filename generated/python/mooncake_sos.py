@@ -32,7 +32,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "20e85205aa2097c8a7ce765995425a99e5fb6acaf1dd0754c9a808204f74cd26"
+API_FINGERPRINT = "eda74c93cddb1c0714f95e999fe4a4bcfd0e1cb17b4e174195a0f366ae879ac2"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 PINNED = f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})"
 
@@ -95,10 +95,9 @@ NATIVE: list[dict[str, Any]] = [
     {"object": "MooncakeDistributedStore.get", "reason": "get reads every manifest and chunk with store.get(key)", "overload": "arg0: str"},
     {"object": "MooncakeDistributedStore.batch_remove", "reason": "cleanup_dataproto removes a stage's keys with store.batch_remove(keys, True); probed, but every core has it and a remove per key is slow", "overload": "keys: list[str], force: bool = False"},
     {"object": "MooncakeDistributedStore.get_into_ranges", "reason": "get(rows=...) reads row ranges with store.get_into_ranges; probed, but the module's fallback without it fails", "overload": "buffer_ptrs: list[int], all_keys: list[list[str]], all_dst_offsets: list[list[list[int]]], all_src_offsets: list[list[list[int]]], all_sizes: list[list[list[int]]]"},
-    {"object": "TransferEngine", "reason": "the consumer's weight transfer makes its engine with TransferEngine()", "module": "mooncake.engine", "overload": ""},
-    {"object": "TransferEngine.initialize", "reason": "and starts it with initialize(local_ip, \"P2PHANDSHAKE\", \"rdma\", \"\")", "module": "mooncake.engine", "overload": "arg0: str, arg1: str, arg2: str, arg3: str"},
-    {"object": "TransferEngine.register_memory", "reason": "it registers each pinned CPU weight buffer with register_memory(addr, size)", "module": "mooncake.engine", "overload": "buffer_addr: int, capacity: int, location: str = '*'"},
-    {"object": "TransferEngine.batch_transfer_sync_write", "reason": "and writes the weights to a rollout engine with batch_transfer_sync_write(session_id, sources, targets, lengths)", "module": "mooncake.engine", "overload": "target_hostname: str, buffers: list[int], peer_buffer_addresses: list[int], lengths: list[int], transport_hint: str = ''"},
+    {"object": "TransferEngine", "reason": "and starts it with initialize(local_ip, \"P2PHANDSHAKE\", \"rdma\", \"\")", "module": "mooncake.engine", "attribute": "initialize", "instance": False},
+    {"object": "TransferEngine", "reason": "it registers each pinned CPU weight buffer with register_memory(addr, size)", "module": "mooncake.engine", "attribute": "register_memory", "instance": False},
+    {"object": "TransferEngine", "reason": "and writes the weights to a rollout engine with batch_transfer_sync_write(session_id, sources, targets, lengths)", "module": "mooncake.engine", "attribute": "batch_transfer_sync_write", "instance": False},
 ]
 
 __all__ = ["FieldSchema", "MooncakeBundleTransfer", "export_ref", "import_ref", "API_FINGERPRINT", "check"]

@@ -8,12 +8,13 @@
 mod compare;
 mod files;
 mod keys;
+mod reach;
 mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
 
 use crate::source::LoadError;
-use crate::surface::{self, CallShape, Finding, SurfaceConfig};
+use crate::surface::{self, CallShape, Finding, ProgramFile, SurfaceConfig};
 use mooncake_sos_codegen::model::{Api, SymbolKind};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -209,68 +210,95 @@ pub fn check(
             .map(|m| (m.object.as_str(), dict_param(m)))
             .collect(),
     };
-    // A file found in a directory is parsed and analysed only when its text names the package:
-    // no other can use it, as far as the analysis follows (values are not followed across
-    // files). A file named on the command line always is.
+    // A file found in a directory is read when its text names the package, or when it imports
+    // a file whose exports carry a native value (the program grows so, round by round). A
+    // file named on the command line always is. Only names the package's text can hold are
+    // followed: an extension module no file names is not analysed.
     let package = api.upstream.package();
-    let reach: Vec<bool> = sources
+    let seeds: Vec<bool> = sources
         .par_iter()
         .map(|f| f.named || f.source.text.contains(package))
         .collect();
-    let reports: Vec<Result<FileReport, LoadError>> = sources
+    let imports: Vec<Vec<String>> = sources
         .par_iter()
-        .zip(&reach)
-        .map(|(file, &reaches)| match reaches {
-            true => check_file(api, &names, &config, &others, file),
-            false => Ok(FileReport {
-                file: file.source.display.clone(),
-                uses: Vec::new(),
-                native: Vec::new(),
-                failures: Vec::new(),
-            }),
+        .map(|f| reach::imported_modules(&f.source.text, &f.module))
+        .collect();
+    others.retain(|m| {
+        let leaf = m.rsplit('.').next().unwrap_or(m);
+        sources
+            .iter()
+            .zip(&seeds)
+            .any(|(f, &seed)| seed && reach::names_module(&f.source.text, m, leaf))
+    });
+    let program: Vec<ProgramFile<'_>> = sources
+        .iter()
+        .zip(&seeds)
+        .zip(&imports)
+        .map(|((f, &seed), imports)| ProgramFile {
+            source: &f.source,
+            module: &f.module,
+            imports,
+            seed,
         })
         .collect();
-    let files = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // The API module's uses: only a file naming the package can import it.
+    let api_uses: Vec<Result<Vec<ConsumerUse>, LoadError>> = sources
+        .par_iter()
+        .zip(&seeds)
+        .map(|(f, &seed)| match seed {
+            true => crate::nesting::with_parsed(&f.source, |parsed| {
+                walk::uses(parsed.suite(), &f.source.text, &names)
+            }),
+            false => Ok(Vec::new()),
+        })
+        .collect();
+    let api_uses = api_uses.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let natives = surface::derive_program_modules(&program, &config, &others)?;
+    let files: Vec<FileReport> = sources
+        .iter()
+        .zip(api_uses.into_iter().zip(natives))
+        .map(|(f, (uses, native))| {
+            file_report(
+                api,
+                f.source.display.clone(),
+                uses,
+                native.unwrap_or_default(),
+            )
+        })
+        .collect();
     let unused = unused(api, &files);
     Ok(ConsumerReport { files, unused })
 }
 
-/// One file's uses and failures; relative imports resolve against its own module.
-fn check_file(
+/// One file's report: its uses and what fails of them.
+fn file_report(
     api: &Api,
-    names: &walk::Names<'_>,
-    config: &SurfaceConfig,
-    others: &[String],
-    file: &ConsumerFile,
-) -> Result<FileReport, LoadError> {
-    let source = &file.source;
-    let config = SurfaceConfig {
-        module: file.module.clone(),
-        ..config.clone()
-    };
-    let (uses, mut native) = crate::nesting::with_parsed(source, |parsed| {
-        let uses = walk::uses(parsed.suite(), &source.text, names);
-        (
-            uses,
-            surface::derive_modules(parsed.suite(), source, &config, others),
-        )
-    })?;
+    file: String,
+    uses: Vec<ConsumerUse>,
+    mut native: Vec<surface::Use>,
+) -> FileReport {
     // Importing the API module is the consumer walk's to check, not a sibling's.
-    native.uses.retain(|u| {
+    native.retain(|u| {
         !matches!(&u.target, surface::Target::Sibling { module } if *module == api.upstream.module)
     });
     // The module's own uses are what `[[native]]` is checked against elsewhere; here only
     // the failures count (a consumer need not use what the module uses).
-    let native_failures = surface::compare(&api.surface, native.clone()).failures;
+    let surface = surface::Surface {
+        file: file.clone(),
+        sha256: String::new(),
+        native_module: api.upstream.native_module.clone(),
+        uses: native,
+    };
+    let native_failures = surface::compare(&api.surface, surface.clone()).failures;
     let mut failures = compare::api_failures(api, &uses);
     failures.extend(native_failures);
     failures.sort();
-    Ok(FileReport {
-        file: source.display.clone(),
+    FileReport {
+        file,
         uses,
-        native: native.uses,
+        native: surface.uses,
         failures,
-    })
+    }
 }
 
 /// The name of a dict-taking callable's first parameter, as its overload declares it: the
@@ -345,5 +373,7 @@ fn unused(api: &Api, files: &[FileReport]) -> Vec<String> {
 
 #[cfg(test)]
 mod engine_tests;
+#[cfg(test)]
+mod program_tests;
 #[cfg(test)]
 mod tests;

@@ -94,6 +94,7 @@ impl<'a> Analyzer<'a> {
                     }
                     out.insert(Val::Object(cid));
                 }
+                Val::Remote(r) => out.extend(self.remote_call(&r, &args)),
                 _ => {}
             }
         }

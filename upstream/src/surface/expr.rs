@@ -206,6 +206,7 @@ impl<'a> Analyzer<'a> {
                         out.insert(Val::Function(fid));
                     }
                 }
+                Val::Remote(r) => out.extend(self.remote_attr(r, name)),
                 _ => {}
             }
         }
@@ -242,6 +243,7 @@ impl<'a> Analyzer<'a> {
                 out.extend(slot.read(reader).iter().cloned());
             }
         }
+        out.extend(self.inherited(cid, name));
         out
     }
 

@@ -1,6 +1,7 @@
 //! Imports: of the native module (bound as values) and of sibling modules (uses).
 
 use super::expr::Args;
+use super::program::Remote;
 use super::walk::{Analyzer, Member, Val, Vals, strings};
 use super::{Access, On, Target};
 use ruff_python_ast as ast;
@@ -20,6 +21,10 @@ impl<'a> Analyzer<'a> {
             let native = self.config.native_module.as_str();
             match &alias.asname {
                 Some(name) if full == native => self.bind(name, [Val::NativeModule].into()),
+                Some(name) if self.in_program(full) => {
+                    let module = Remote::Module(full.to_owned());
+                    self.bind(name, [Val::Remote(module)].into());
+                }
                 Some(_) => {}
                 None => {
                     let first = full.split('.').next().unwrap_or(full);
@@ -27,6 +32,9 @@ impl<'a> Analyzer<'a> {
                         self.bind(first, [Val::NativeModule].into());
                     } else if native.starts_with(&format!("{first}.")) {
                         self.bind(first, [Val::Package(first.to_owned())].into());
+                    } else if self.in_program(first) {
+                        let module = Remote::Module(first.to_owned());
+                        self.bind(first, [Val::Remote(module)].into());
                     }
                 }
             }
@@ -64,6 +72,9 @@ impl<'a> Analyzer<'a> {
                 self.bind(bound, [Val::Member(member)].into());
             } else if full == native {
                 self.bind(bound, [Val::NativeModule].into());
+            } else if self.in_program(&base) || self.in_program(&full) {
+                let vals = self.imported(&base, name);
+                self.bind(bound, vals);
             } else {
                 // `from pkg.mod import x` imports pkg.mod; `from pkg import mod` imports pkg.mod.
                 let module = if base == self.config.package {

@@ -32,12 +32,15 @@ mod expr;
 mod guard;
 mod imports;
 mod index;
+mod program;
+mod remote;
 mod render;
 mod stmt;
 mod walk;
 
 pub use compare::{Finding, SurfaceReport, compare, fits};
 pub(crate) use expr::keyword_args;
+pub use program::{ProgramFile, derive_program};
 
 use crate::source::{LoadError, ModuleSource};
 use mooncake_sos_codegen::model::Api;
@@ -195,38 +198,41 @@ pub fn derive_parsed(
     }
 }
 
-/// [`derive_parsed`] for the native core and for each other extension module in `others`
-/// (`mooncake.engine`), as one surface: a use of another module is qualified by it
-/// (`mooncake.engine.TransferEngine.initialize`), and importing one is no sibling's use.
-pub fn derive_modules(
-    body: &[ruff_python_ast::Stmt],
-    source: &ModuleSource,
+/// [`derive_program`] for the native core and for each other extension module in `others`
+/// (`mooncake.engine`), each file's uses as one list: a use of another module is qualified by
+/// it (`mooncake.engine.TransferEngine.initialize`), and importing one is no sibling's use.
+pub fn derive_program_modules(
+    files: &[ProgramFile<'_>],
     config: &SurfaceConfig,
     others: &[String],
-) -> Surface {
-    let mut surface = derive_parsed(body, source, config);
+) -> Result<Vec<Option<Vec<Use>>>, LoadError> {
     let native = |m: &str| m == config.native_module || others.iter().any(|o| o == m);
-    surface
-        .uses
-        .retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
+    let mut out = derive_program(files, config)?;
+    for uses in out.iter_mut().flatten() {
+        uses.retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
+    }
     for module in others {
         let config = SurfaceConfig {
             native_module: module.clone(),
             ..config.clone()
         };
-        for mut u in walk::analyze(body, &source.text, &config) {
-            match &mut u.target {
-                Target::Native { path, .. } => *path = format!("{module}.{path}"),
-                Target::Dynamic { owner, .. } if owner.is_empty() => owner.clone_from(module),
-                Target::Dynamic { owner, .. } => *owner = format!("{module}.{owner}"),
-                Target::Sibling { .. } => continue,
+        for (uses, more) in out.iter_mut().zip(derive_program(files, &config)?) {
+            for mut u in more.into_iter().flatten() {
+                match &mut u.target {
+                    Target::Native { path, .. } => *path = format!("{module}.{path}"),
+                    Target::Dynamic { owner, .. } if owner.is_empty() => owner.clone_from(module),
+                    Target::Dynamic { owner, .. } => *owner = format!("{module}.{owner}"),
+                    Target::Sibling { .. } => continue,
+                }
+                uses.get_or_insert_with(Vec::new).push(u);
             }
-            surface.uses.push(u);
         }
     }
-    surface.uses.sort();
-    surface.uses.dedup();
-    surface
+    for uses in out.iter_mut().flatten() {
+        uses.sort();
+        uses.dedup();
+    }
+    Ok(out)
 }
 
 /// Derives the surface of `source` and compares it with what `api` declares.

@@ -66,12 +66,19 @@ impl<'a> Analyzer<'a> {
                 for d in &c.decorator_list {
                     self.eval(&d.expression);
                 }
+                let mut bases = Vals::new();
                 if let Some(args) = &c.arguments {
-                    visitor::walk_arguments(self, args);
+                    for b in &args.args {
+                        bases.extend(self.eval(b));
+                    }
+                    for k in &args.keywords {
+                        self.eval(&k.value);
+                    }
                 }
                 let Some(&cid) = self.index.class_at.get(&c.range.start()) else {
                     return;
                 };
+                self.note_bases(cid, &bases);
                 let saved = self.scope;
                 self.scope = self.index.classes[cid].scope;
                 self.body(&c.body);

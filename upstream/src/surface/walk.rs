@@ -7,6 +7,7 @@
 
 use super::deps::{Deps, Slot};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
+use super::program::{Remote, Round, World};
 use super::{Access, Guard, SurfaceConfig, Target, Use};
 use crate::extract::Lines;
 use ruff_python_ast::visitor::Visitor;
@@ -37,6 +38,8 @@ pub(super) enum Val<'a> {
     Function(FuncId),
     /// A method reached through an instance (its first parameter is bound).
     Bound(FuncId),
+    /// A definition, or an instance of a class, in another file of the program.
+    Remote(Remote),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,12 +92,30 @@ pub(super) struct Analyzer<'a> {
     /// Members guarded by an enclosing `hasattr` (path, line of the test).
     pub guards: Vec<(String, usize)>,
     pub tries: Vec<TryGuard>,
+    /// The other files of the program, as the last round left them.
+    pub world: &'a World,
+    /// What this file passes to the other files' functions.
+    pub outbound: BTreeMap<(String, String), BTreeMap<usize, super::program::Shared>>,
+    /// Per class, its bases defined in other files.
+    pub remote_bases: Vec<BTreeSet<Remote>>,
+    /// Per class, the `self.<name>` it assigns.
+    pub assigned: Vec<BTreeSet<&'a str>>,
 }
 
 /// A ceiling on the fixpoint passes; real modules settle in a handful.
 const MAX_PASSES: usize = 50;
 
 pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<Use> {
+    analyze_in(body, text, config, &World::default()).uses
+}
+
+/// [`analyze`] as one file of a program: what the other files export is `world`'s.
+pub(super) fn analyze_in<'a>(
+    body: &'a [Stmt],
+    text: &'a str,
+    config: &'a SurfaceConfig,
+    world: &'a World,
+) -> Round {
     let index = Index::build(body);
     let mut a = Analyzer {
         config,
@@ -106,6 +127,8 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
         sites: index.funcs.iter().map(|_| BTreeMap::new()).collect(),
         deps: Deps::new(&index),
         uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
+        remote_bases: index.classes.iter().map(|_| BTreeSet::new()).collect(),
+        assigned: index.classes.iter().map(|_| BTreeSet::new()).collect(),
         index,
         changed: false,
         silent: 0,
@@ -113,6 +136,8 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
         func: None,
         guards: Vec::new(),
         tries: Vec::new(),
+        world,
+        outbound: BTreeMap::new(),
     };
     a.seed();
     for _ in 0..MAX_PASSES {
@@ -123,8 +148,13 @@ pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<
             break;
         }
     }
-    let all: BTreeSet<Use> = a.uses.into_iter().flatten().collect();
-    all.into_iter().collect()
+    let exports = a.exports();
+    let all: BTreeSet<Use> = std::mem::take(&mut a.uses).into_iter().flatten().collect();
+    Round {
+        uses: all.into_iter().collect(),
+        exports,
+        outbound: a.outbound,
+    }
 }
 
 impl<'a> Analyzer<'a> {
@@ -146,6 +176,16 @@ impl<'a> Analyzer<'a> {
                 };
                 if let Some(v) = val {
                     binds.push((f.scope, *param, v));
+                }
+            }
+            // What callers in other files pass.
+            if let Some(q) = self.func_name(fid)
+                && let Some(inbound) = self.world.inbound.get(&(self.config.module.clone(), q))
+            {
+                for (i, vals) in inbound {
+                    if let Some((param, _)) = f.params.get(*i) {
+                        binds.extend(vals.iter().map(|v| (f.scope, *param, v.clone())));
+                    }
                 }
             }
             for (scope, name, val) in binds {
@@ -222,6 +262,8 @@ impl<'a> Analyzer<'a> {
     }
 
     pub fn bind_attr(&mut self, cid: ClassId, name: &'a str, vals: Vals<'a>) {
+        // Assigned here, whatever the value: it shadows what a base in another file assigns.
+        self.assigned[cid].insert(name);
         if vals.is_empty() {
             return;
         }

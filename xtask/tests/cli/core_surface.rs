@@ -224,14 +224,13 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.12.post1 ({PINNED_RECORD}) serves api.toml's 13 native needs\n\
-             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 13 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.12.post1 ({PINNED_RECORD}) serves api.toml's 12 native needs\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 12 native needs\n"
         ),
         "{run:?}"
     );
 
-    // The CUDA image back on its base's 0.3.11.post1 core (strategy overlay) lacks group_ids,
-    // and its engine's signatures are not the ones the consumer's are declared with.
+    // The CUDA image back on its base's 0.3.11.post1 core (strategy overlay) lacks group_ids.
     let repo = Sandbox::with_cuda_overlay();
     let manifest = repo.root().join("api.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
@@ -248,11 +247,8 @@ fn image_cores_are_checked_offline_against_the_manifest() {
     assert_eq!(
         run.stdout,
         format!(
-            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 3 of api.toml's native needs:\n  \
-             mooncake.engine.TransferEngine.register_memory (call (buffer_addr: int, capacity: int, location: str = '*')): overload differs; found (arg0: int, arg1: int) [api.toml [[native]] #12]\n  \
-             mooncake.engine.TransferEngine.batch_transfer_sync_write (call (target_hostname: str, buffers: list[int], peer_buffer_addresses: list[int], lengths: list[int], transport_hint: str = '')): overload differs; found (arg0: str, arg1: list[int], arg2: list[int], arg3: list[int]) [api.toml [[native]] #13]\n  \
-             ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #14]\n\
-             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 14 native needs\n"
+            "image cuda: core mooncake-transfer-engine-cuda13 0.3.11.post1 ({CUDA_RECORD}) does not serve 1 of api.toml's native needs:\n  ReplicateConfig.group_ids (read on instance): absent [api.toml [[native]] #13]\n\
+             image rocm: core mooncake-transfer-engine-non-cuda 0.3.12.post1 ({ROCM_RECORD}) serves api.toml's 13 native needs\n"
         ),
         "{run:?}"
     );
@@ -294,12 +290,9 @@ fn matrix_shows_each_release_module_over_cores_from_wheels_and_records() {
     // A row per release's module, from the uses its source makes. The 0.3.12 module probes
     // what 0.3.11 cores lack (the BufferPool's capsule, the tensor codec): it falls back.
     let absent = "✗ `ReplicateConfig.group_ids` (write on instance): absent";
-    let engine = "✗ `mooncake.engine.TransferEngine.register_memory` (call (buffer_addr: int, capacity: int, location: str = '*')): overload differs; found (arg0: int, arg1: int) (+1 more)";
     for want in [
         "| module \\ core | mooncake-transfer-engine-cuda13 0.3.11.post1 | mooncake-transfer-engine-cuda13 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.11.post1 | mooncake-transfer-engine-non-cuda 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.13.post1 |",
-        // The engine's 0.3.11 signatures are positional-only (`arg0: int, arg1: int`): not the
-        // overloads api.toml declares, from the images' 0.3.12 cores.
-        &format!("| api.toml [[native]] (pin 4dbe5a4c) | {engine} | ✓ | {engine} | ✓ | ✓ |"),
+        "| api.toml [[native]] (pin 4dbe5a4c) | ✓ | ✓ | ✓ | ✓ | ✓ |",
         "| module 0.3.11.post1 | ✓ | ✓ | ✓ | ✓ | ✓ |",
         "| module 0.3.12.post1 | ✓ (6 probed use(s) missing) | ✓ | ✓ (6 probed use(s) missing) | ✓ | ✓ |",
         &format!(

@@ -1,0 +1,232 @@
+//! Several files read as one program (`verify --consumer DIR`): what a module-level name, a
+//! function's result or a class's `self.` attribute holds in one file is known in the files
+//! that import it, a class defined in one file can be subclassed in another, and what one file
+//! passes to another's function reaches its parameters. Each file is analysed on its own with
+//! what the others exported in the last round ([`World`]); rounds repeat until nothing new is
+//! learnt. Only values the analysis follows cross: native objects and references to the
+//! other files' functions, classes and instances.
+
+use super::walk::{Val, Vals};
+use super::{SurfaceConfig, Use};
+use crate::source::{LoadError, ModuleSource};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A definition in a file of the program, by its module and qualified name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum Remote {
+    /// A module of the program (`from . import utils`).
+    Module(String),
+    /// A function, class or method (`f`, `C`, `C.m`) of `module`.
+    Def { module: String, name: String },
+    /// An instance of the class `class` of `module`.
+    Object { module: String, class: String },
+    /// A method reached through such an instance (its `self` is bound).
+    Bound { module: String, name: String },
+}
+
+/// Values as they cross files: owned, so no file's text is borrowed.
+pub(super) type Shared = Vals<'static>;
+
+/// What a file gives the others.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Exports {
+    /// Its module-level names.
+    pub names: BTreeMap<String, Shared>,
+    /// Its top-level functions and the methods of its top-level classes (`f`, `C.m`).
+    pub funcs: BTreeMap<String, FuncExport>,
+    pub classes: BTreeMap<String, ClassExport>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct FuncExport {
+    /// Its parameters in order (`.1`: keyword-only), the implicit `self` / `cls` included.
+    pub params: Vec<(String, bool)>,
+    /// Leading parameters a call through an instance binds (`self`).
+    pub bound: usize,
+    /// A `@property`: reading the attribute gives its result.
+    pub property: bool,
+    pub returns: Shared,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct ClassExport {
+    /// `self.<name>` and class-level names.
+    pub attrs: BTreeMap<String, Shared>,
+    pub methods: BTreeSet<String>,
+    /// Its bases in other files, and in its own (`Def` references).
+    pub bases: BTreeSet<Remote>,
+}
+
+/// Every file's exports, and what each function receives from calls in other files.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct World {
+    /// Every file's module, read or not yet.
+    pub known: BTreeSet<String>,
+    /// The exports of the files read.
+    pub modules: BTreeMap<String, Exports>,
+    /// (module, function) -> parameter index -> what callers in other files pass.
+    pub inbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
+}
+
+/// One file's analysis in one round.
+pub(super) struct Round {
+    pub uses: Vec<Use>,
+    pub exports: Exports,
+    /// (module, function) -> parameter index -> what this file passes.
+    pub outbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
+}
+
+/// Rounds are bounded: each adds at least one value, and real programs settle in a few.
+const MAX_ROUNDS: usize = 12;
+
+/// A file of the program: its source, its dotted module name, the modules its import lines
+/// name, and whether it is read from the start (it names the package).
+pub struct ProgramFile<'s> {
+    pub source: &'s ModuleSource,
+    pub module: &'s str,
+    pub imports: &'s [String],
+    pub seed: bool,
+}
+
+/// The uses of `config`'s native module in each file of `files` (`None`: not read), read as
+/// one program. The files read start with the seeds; a file that imports one whose exports
+/// carry a native value joins in the next round.
+pub fn derive_program(
+    files: &[ProgramFile<'_>],
+    config: &SurfaceConfig,
+) -> Result<Vec<Option<Vec<Use>>>, LoadError> {
+    let mut read: Vec<bool> = files.iter().map(|f| f.seed).collect();
+    // A file is analysed again only when what it reads of the world changed.
+    let mut dirty = read.clone();
+    let mut rounds: Vec<Option<Round>> = files.iter().map(|_| None).collect();
+    let known: BTreeSet<String> = files.iter().map(|f| f.module.to_owned()).collect();
+    let mut world = World {
+        known: known.clone(),
+        ..World::default()
+    };
+    for round in 0.. {
+        let fresh: Vec<Option<Result<Round, LoadError>>> = files
+            .par_iter()
+            .zip(&dirty)
+            .map(|(f, &dirty)| {
+                dirty.then(|| {
+                    let config = SurfaceConfig {
+                        module: f.module.to_owned(),
+                        ..config.clone()
+                    };
+                    crate::nesting::with_parsed(f.source, |parsed| {
+                        super::walk::analyze_in(parsed.suite(), &f.source.text, &config, &world)
+                    })
+                })
+            })
+            .collect();
+        // The first file in order that does not parse.
+        for (slot, r) in rounds.iter_mut().zip(fresh) {
+            if let Some(r) = r {
+                *slot = Some(r?);
+            }
+        }
+        let mut next = World {
+            known: known.clone(),
+            ..World::default()
+        };
+        for (f, r) in files.iter().zip(&rounds) {
+            if let Some(r) = r {
+                next.modules.insert(f.module.to_owned(), r.exports.clone());
+            }
+        }
+        for r in rounds.iter().flatten() {
+            for (key, params) in &r.outbound {
+                let entry = next.inbound.entry(key.clone()).or_default();
+                for (i, vals) in params {
+                    entry.entry(*i).or_default().extend(vals.iter().cloned());
+                }
+            }
+        }
+        let carriers: BTreeSet<&str> = next
+            .modules
+            .iter()
+            .filter(|(_, e)| e.carries())
+            .map(|(m, _)| m.as_str())
+            .collect();
+        let changed: BTreeSet<&str> = next
+            .modules
+            .iter()
+            .filter(|(m, e)| world.modules.get(*m) != Some(*e))
+            .map(|(m, _)| m.as_str())
+            .chain(
+                world
+                    .modules
+                    .keys()
+                    .filter(|m| !next.modules.contains_key(*m))
+                    .map(String::as_str),
+            )
+            .collect();
+        let called: BTreeSet<&str> = next
+            .inbound
+            .iter()
+            .filter(|(k, v)| world.inbound.get(*k) != Some(*v))
+            .map(|((m, _), _)| m.as_str())
+            .collect();
+        for (i, f) in files.iter().enumerate() {
+            // It imports a file that carries a native value, or a read file passes one to it.
+            let joins = !read[i]
+                && (f.imports.iter().any(|m| carriers.contains(m.as_str()))
+                    || called.contains(f.module));
+            read[i] |= joins;
+            dirty[i] = read[i]
+                && (joins
+                    || called.contains(f.module)
+                    || f.imports.iter().any(|m| changed.contains(m.as_str())));
+        }
+        if !dirty.contains(&true) || round + 1 == MAX_ROUNDS {
+            return Ok(rounds.into_iter().map(|r| r.map(|r| r.uses)).collect());
+        }
+        world = next;
+    }
+    unreachable!("the loop returns")
+}
+
+impl Exports {
+    /// Whether a native value leaves the file: a name, a result or an attribute holds one.
+    fn carries(&self) -> bool {
+        let native = |vals: &Shared| vals.iter().any(is_native);
+        self.names.values().any(native)
+            || self.funcs.values().any(|f| native(&f.returns))
+            || self.classes.values().any(|c| c.attrs.values().any(native))
+    }
+}
+
+pub(super) fn is_native(v: &Val<'_>) -> bool {
+    match v {
+        Val::NativeModule | Val::Member(_) | Val::Instance(_) | Val::ClassOf(_) => true,
+        Val::Seq(items) => items.iter().any(is_native),
+        _ => false,
+    }
+}
+
+/// `v` as it crosses to another file, or `None` when it does not (a string, a nested
+/// function). `local` names the file's own definitions, `None` when not reachable from outside.
+pub(super) fn share(
+    v: &Val<'_>,
+    local: &dyn Fn(&Val<'_>) -> Option<Remote>,
+) -> Option<Val<'static>> {
+    Some(match v {
+        Val::NativeModule => Val::NativeModule,
+        Val::Package(p) => Val::Package(p.clone()),
+        Val::Member(m) => Val::Member(m.clone()),
+        Val::Instance(c) => Val::Instance(c.clone()),
+        Val::ClassOf(c) => Val::ClassOf(c.clone()),
+        Val::Remote(r) => Val::Remote(r.clone()),
+        Val::Seq(items) => {
+            let items: Vec<Val<'static>> = items.iter().filter_map(|i| share(i, local)).collect();
+            if items.is_empty() {
+                return None;
+            }
+            Val::Seq(items)
+        }
+        Val::Str(_) => return None,
+        Val::Object(_) | Val::Class(_) | Val::Function(_) | Val::Bound(_) => Val::Remote(local(v)?),
+    })
+}
