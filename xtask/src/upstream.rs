@@ -151,21 +151,7 @@ impl Reading {
     /// installs run side by side fail ("cannot rehash: couldn't acquire lock") and a killed
     /// one leaves the lock behind for every later run.
     pub fn interpreter(&self) -> PathBuf {
-        static RESOLVED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-        RESOLVED
-            .get_or_init(|| {
-                let mut cmd = std::process::Command::new(&self.python);
-                cmd.args(["-c", "import sys; print(sys.executable)"]);
-                let limits =
-                    mooncake_sos_upstream::bounded::Limits::within(Duration::from_secs(30));
-                mooncake_sos_upstream::bounded::run(&mut cmd, &limits)
-                    .ok()
-                    .filter(|o| o.status.success())
-                    .map(|o| PathBuf::from(o.stdout_text().trim()))
-                    .filter(|p| p.is_file())
-                    .unwrap_or_else(|| self.python.clone())
-            })
-            .clone()
+        interpreter(&self.python)
     }
 
     pub fn reader(&self) -> crate::exit::Result<Reader> {
@@ -201,6 +187,24 @@ impl Reading {
             }),
         })
     }
+}
+
+/// `python` as the interpreter's own file (`sys.executable`), resolved once per process.
+pub fn interpreter(python: &std::path::Path) -> PathBuf {
+    static RESOLVED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    RESOLVED
+        .get_or_init(|| {
+            let mut cmd = std::process::Command::new(python);
+            cmd.args(["-c", "import sys; print(sys.executable)"]);
+            let limits = mooncake_sos_upstream::bounded::Limits::within(Duration::from_secs(30));
+            mooncake_sos_upstream::bounded::run(&mut cmd, &limits)
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| PathBuf::from(o.stdout_text().trim()))
+                .filter(|p| p.is_file())
+                .unwrap_or_else(|| python.to_path_buf())
+        })
+        .clone()
 }
 
 /// `$CARGO_TARGET_DIR/mooncake-sos/cores`, else `target/mooncake-sos/cores` in the repository.
@@ -256,9 +260,9 @@ pub fn print_json_report(
     Ok(())
 }
 
-/// The package index and the caches, as `watch` and `adopt` read them.
+/// The package index and its wheel cache, as `watch`, `adopt` and `users --record` read them.
 #[derive(clap::Args, Clone)]
-pub struct WatchArgs {
+pub struct IndexArgs {
     /// Only the cache: no pip, no download.
     #[arg(long)]
     pub offline: bool,
@@ -271,12 +275,37 @@ pub struct WatchArgs {
     /// The cache's bound in MiB: least recently used wheels are removed past it.
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     pub max_cache_mib: u64,
-    /// Check every listed release, not only those from the oldest api.toml names.
-    #[arg(long)]
-    pub all: bool,
     /// Seconds one pip run may take.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub pip_timeout: u64,
+}
+
+impl IndexArgs {
+    /// The index, its cache, and `python`, whose pip downloads (its tags choose the wheel).
+    pub fn open(&self, python: PathBuf) -> crate::exit::Result<watch::index::Index> {
+        let cache_dir = match &self.watch_cache {
+            Some(dir) => dir.clone(),
+            None => cache_dir()?.with_file_name("watch"),
+        };
+        Ok(watch::index::Index {
+            python,
+            url: self.index_url.clone(),
+            cache_dir,
+            max_cache_bytes: self.max_cache_mib << 20,
+            offline: self.offline,
+            timeout: Duration::from_secs(self.pip_timeout),
+        })
+    }
+}
+
+/// What `watch` and `adopt` read: the index, the cores, the pinned module.
+#[derive(clap::Args, Clone)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub index: IndexArgs,
+    /// Check every listed release, not only those from the oldest api.toml names.
+    #[arg(long)]
+    pub all: bool,
     /// Run the consumer's scenarios (`python3 -m <shim> --smoke`) against every release whose
     /// wheel runs here, each in a throwaway venv.
     #[arg(long)]
@@ -297,18 +326,7 @@ pub struct WatchArgs {
 
 impl WatchArgs {
     pub fn index(&self) -> crate::exit::Result<watch::index::Index> {
-        let cache_dir = match &self.watch_cache {
-            Some(dir) => dir.clone(),
-            None => cache_dir()?.with_file_name("watch"),
-        };
-        Ok(watch::index::Index {
-            python: self.reading.interpreter(),
-            url: self.index_url.clone(),
-            cache_dir,
-            max_cache_bytes: self.max_cache_mib << 20,
-            offline: self.offline,
-            timeout: Duration::from_secs(self.pip_timeout),
-        })
+        self.index.open(self.reading.interpreter())
     }
 
     /// Lists, downloads and checks every release (`mooncake_sos_upstream::watch::run`).
@@ -316,8 +334,8 @@ impl WatchArgs {
         let index = self.index()?;
         let mut reader = self.reading.reader()?;
         if let Some(runtimes) = &mut reader.runtimes {
-            runtimes.index_url = self.index_url.clone();
-            runtimes.offline = self.offline;
+            runtimes.index_url = self.index.index_url.clone();
+            runtimes.offline = self.index.offline;
         }
         let pinned = self
             .pinned(manifest)
@@ -329,9 +347,9 @@ impl WatchArgs {
                 .root()
                 .join(mooncake_sos_codegen::render::shim_path(&manifest.api).as_str()),
             deps: self.smoke_deps.clone(),
-            index_url: self.index_url.clone(),
+            index_url: self.index.index_url.clone(),
             lib_dirs: reader.lib_dirs.clone(),
-            offline: self.offline,
+            offline: self.index.offline,
             timeout: Duration::from_secs(300),
             cache_dir: index.cache_dir.clone(),
             isolation: reader.isolation.clone(),
@@ -366,7 +384,7 @@ impl WatchArgs {
         {
             return ModuleSource::from_bytes(up.path.clone(), bytes).map_err(|e| e.to_string());
         }
-        if self.offline {
+        if self.index.offline {
             return Err("not in the cache".into());
         }
         fetch

@@ -40,9 +40,11 @@ fn the_real_pin_serves_every_use_sglang_makes() {
         &core("0.3.12.post1"),
     );
     assert_eq!(verdict.failures, Vec::<String>::new());
-    assert_eq!(verdict.checked, 50);
-    // group_ids is probed, and 0.3.11.post1 lacks it: sglang's fallback, before and after.
-    assert_eq!(verdict.warnings.len(), 2, "{:?}", verdict.warnings);
+    assert_eq!(verdict.checked, 52);
+    // group_ids is probed, and 0.3.11.post1 lacks it: sglang's fallback, before and after;
+    // its write (behind `_can_use_group_semantics()`, which the analysis does not follow) is
+    // not served by the base either.
+    assert_eq!(verdict.warnings.len(), 3, "{:?}", verdict.warnings);
     assert!(verdict.warnings[0].starts_with(&format!(
         "{STORE_PY}:270: mooncake.store.ReplicateConfig.group_ids: image cuda: probed"
     )));

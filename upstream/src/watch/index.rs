@@ -42,6 +42,10 @@ pub struct Wheel {
     pub file: String,
     pub sha256: String,
     pub size: u64,
+    /// Where it was downloaded from, as the `--index-url` page links it (`None`: pip's own
+    /// index, or a cache entry older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Where it is kept (not part of any output: machine-specific).
     #[serde(skip)]
     pub path: PathBuf,
@@ -131,10 +135,22 @@ impl Index {
         if self.offline {
             return Err(LoadError::new(
                 &label,
-                "--offline: this release's wheel is not in the cache; run watch online once",
+                "--offline: this release's wheel is not in the cache; run once without --offline",
             ));
         }
         let listed = links::vetted_page(self.url.as_deref(), package, &label, self.timeout)?;
+        let page_url = self
+            .url
+            .as_deref()
+            .map(|base| links::page_url(base, package));
+        if let (Some(page), Some(url)) = (&listed, &page_url)
+            && !links::lists_wheel(page, package, version)
+        {
+            return Err(LoadError::new(
+                &label,
+                format!("the index lists no wheel of this release ({url})"),
+            ));
+        }
         // pip keeps what it finished in its --dest and skips it next time: an interrupted
         // run resumes here.
         let partial = self
@@ -149,7 +165,7 @@ impl Index {
             .arg(format!("{package}=={version}"));
         self.index_args(&mut cmd);
         self.run(cmd, &label, "downloading its wheel")?;
-        let wheel = self.settle(&partial, package, version)?;
+        let mut wheel = self.settle(&partial, package, version)?;
         // What pip fetched is the file the checked page lists (when it gives a hash).
         if let Some(want) = listed
             .as_deref()
@@ -165,6 +181,10 @@ impl Index {
                 ),
             ));
         }
+        wheel.url = listed
+            .as_deref()
+            .zip(page_url.as_deref())
+            .and_then(|(page, url)| links::file_url(page, url, &wheel.file));
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, json.as_bytes(), &label)?;
         self.mark_verified(&wheel);
@@ -363,6 +383,7 @@ impl Index {
             file: file.to_owned(),
             sha256,
             size,
+            url: None,
             path: blob,
             downloaded: true,
         })
@@ -399,14 +420,14 @@ impl Index {
             LoadError::new(label, format!("pip, {doing}: {why}"))
         })?;
         if !done.status.success() {
-            return Err(LoadError::new(
-                label,
+            let why = links::pip_hash_mismatch(&done.stderr).unwrap_or_else(|| {
                 format!(
                     "pip, {doing}, failed ({}): {}",
                     done.status,
                     tail(&done.stderr, 3)
-                ),
-            ));
+                )
+            });
+            return Err(LoadError::new(label, why));
         }
         Ok(done.stdout)
     }

@@ -34,6 +34,7 @@ fn the_cache_keeps_within_its_bound_least_recently_used_first_never_this_runs() 
             file: String::new(),
             sha256: String::new(),
             size: 100,
+            url: None,
             path,
             downloaded: false,
         });

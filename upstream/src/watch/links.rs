@@ -89,7 +89,7 @@ pub fn vetted_page(
     let Some(base) = index_url else {
         return Ok(None);
     };
-    let url = format!("{}/{package}/", base.trim_end_matches('/'));
+    let url = page_url(base, package);
     let limits = crate::fetch::Limits {
         max_bytes: 16 << 20,
         timeout,
@@ -107,6 +107,53 @@ pub fn vetted_page(
     Ok(Some(page))
 }
 
+/// `<index>/<package>/`: a package's page on a PEP 503 index.
+pub fn page_url(index_url: &str, package: &str) -> String {
+    format!("{}/{package}/", index_url.trim_end_matches('/'))
+}
+
+/// The file a link names (PEP 503: the last segment of its path).
+fn file_of(href: &str) -> &str {
+    let path = href.split('#').next().unwrap_or(href);
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Whether the page links a wheel of `package==version`.
+pub fn lists_wheel(page: &str, package: &str, version: &str) -> bool {
+    hrefs(page).into_iter().any(|href| {
+        mooncake_sos_codegen::model::layers::is_wheel_of(file_of(href), package, version)
+    })
+}
+
+/// Where the page (at `page_url`) links `file`: its link resolved against the page's URL,
+/// without the fragment.
+pub fn file_url(page: &str, page_url: &str, file: &str) -> Option<String> {
+    let href = hrefs(page).into_iter().find(|h| file_of(h) == file)?;
+    let href = href.split('#').next().unwrap_or(href);
+    let own = origin(page_url)?;
+    Some(match origin(href) {
+        Some(o) if o.starts_with("://") => format!("{}:{href}", own.split("://").next()?),
+        Some(_) => href.to_owned(),
+        None if href.starts_with('/') => format!("{own}{href}"),
+        None => {
+            // Relative: against the page's directory, `.` and `..` applied.
+            let path = page_url.split(['?', '#']).next()?.split_once("://")?.1;
+            let mut segments: Vec<&str> = path.split('/').skip(1).collect();
+            segments.pop();
+            for segment in href.split('/') {
+                match segment {
+                    "." => {}
+                    ".." => {
+                        segments.pop();
+                    }
+                    s => segments.push(s),
+                }
+            }
+            format!("{own}/{}", segments.join("/"))
+        }
+    })
+}
+
 /// The `#sha256=` a page's link to `file` gives.
 pub fn listed_sha256(page: &str, file: &str) -> Option<String> {
     hrefs(page).into_iter().find_map(|href| {
@@ -119,6 +166,21 @@ pub fn listed_sha256(page: &str, file: &str) -> Option<String> {
     })
 }
 
+/// pip's refusal of a file whose bytes are not the `#sha256=` its index page gives (pip checks
+/// that itself), in the words of the check after pip: `FILE has sha256 GOT, the index page
+/// lists WANT`.
+pub fn pip_hash_mismatch(stderr: &str) -> Option<String> {
+    let words: Vec<&str> = stderr.split_whitespace().collect();
+    let at = words.windows(2).position(|w| w == ["Expected", "sha256"])?;
+    let want = words.get(at + 2)?;
+    let got = words[at..].windows(2).find(|w| w[0] == "Got")?[1];
+    let url = words[..at].windows(2).rev().find(|w| w[0] == "from")?[1];
+    Some(format!(
+        "{} has sha256 {got}, the index page lists {want}",
+        file_of(url.trim_end_matches(':'))
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +190,54 @@ mod tests {
         let page =
             "<a href=\"a.whl\">x</a><A HREF='b.whl'>y</A><a href=c.whl>z</a><a href = \"d\">";
         assert_eq!(hrefs(page), ["a.whl", "b.whl", "c.whl", "d"]);
+    }
+
+    #[test]
+    fn a_files_url_is_its_link_resolved_against_the_page() {
+        let url = "http://127.0.0.1:8000/simple/pkg/";
+        for (href, want) in [
+            (
+                "../../files/p-1.whl#sha256=00",
+                "http://127.0.0.1:8000/files/p-1.whl",
+            ),
+            ("/f/p-1.whl", "http://127.0.0.1:8000/f/p-1.whl"),
+            ("./p-1.whl", "http://127.0.0.1:8000/simple/pkg/p-1.whl"),
+            (
+                "//127.0.0.1:8000/x/p-1.whl",
+                "http://127.0.0.1:8000/x/p-1.whl",
+            ),
+            (
+                "HTTP://127.0.0.1:8000/y/p-1.whl",
+                "HTTP://127.0.0.1:8000/y/p-1.whl",
+            ),
+        ] {
+            let page = format!("<a href=\"other-1.whl\">o</a><a href=\"{href}\">p</a>");
+            assert_eq!(
+                file_url(&page, url, "p-1.whl").as_deref(),
+                Some(want),
+                "{href}"
+            );
+        }
+        assert_eq!(file_url("<a href=\"p-2.whl\">", url, "p-1.whl"), None);
+        let page = "<a href=\"../../files/p_kg-1.0-py3-none-any.whl#sha256=00\">";
+        assert!(lists_wheel(page, "p-kg", "1.0"));
+        assert!(!lists_wheel(page, "p-kg", "1.1"));
+    }
+
+    #[test]
+    fn pips_hash_refusal_is_one_line() {
+        let stderr = "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. \
+            If you have updated the package versions, please update the hashes.\n    \
+            p==1 from http://127.0.0.1:8000/files/p-1-py3-none-any.whl#sha256=aa:\n        \
+            Expected sha256 aa\n             Got        bb\n";
+        assert_eq!(
+            pip_hash_mismatch(stderr).as_deref(),
+            Some("p-1-py3-none-any.whl has sha256 bb, the index page lists aa")
+        );
+        assert_eq!(
+            pip_hash_mismatch("ERROR: No matching distribution found"),
+            None
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod manifest_paths;
 mod matrix;
 mod out_of_the_box;
 mod regen;
+mod users_record;
 mod verify;
 mod verify_consumer;
 mod verify_fix;
