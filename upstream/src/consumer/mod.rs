@@ -12,6 +12,7 @@ mod reach;
 mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
+pub use reach::imported_modules;
 
 use crate::source::LoadError;
 use crate::surface::{self, CallShape, Finding, ProgramFile, SurfaceConfig};

@@ -4,7 +4,7 @@
 //! ([`super::users_check`]).
 
 use crate::source::{LoadError, ModuleSource, sha256_hex};
-use crate::surface::{self, Access, CallShape, SurfaceConfig, Target};
+use crate::surface::{self, Access, CallShape, ProgramFile, SurfaceConfig, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -153,8 +153,9 @@ pub fn derive(
             .map_err(|e| fail(format!("cannot read {name}: {e}")))?;
         if is_metadata {
             metadata = Some(String::from_utf8_lossy(&data).into_owned());
-        } else if memchr(&data, package.as_bytes()) {
-            sources.push((name, data));
+        } else {
+            let seed = memchr(&data, package.as_bytes());
+            sources.push((name, data, seed));
         }
     }
     let metadata = metadata.ok_or_else(|| fail("no METADATA in the wheel".into()))?;
@@ -173,55 +174,76 @@ pub fn derive(
                 .is_some_and(|rest| rest.starts_with(['=', '<', '>', '~', '!', ' ', '[', ';']))
         })
         .map(|r| r.split(';').next().unwrap_or(r).trim().to_owned());
-    let mut uses = BTreeSet::new();
-    for (file, data) in &sources {
+    // Read as one program, as `verify --consumer` reads a tree: a file that names the package,
+    // and any the flow reaches from one (a subclass of its store class in another file).
+    let mut parsed = Vec::new();
+    for (file, data, seed) in &sources {
         let source = ModuleSource::from_bytes(format!("{display}!{file}"), data.clone())?;
         let dotted = file.trim_end_matches(".py").replace('/', ".");
-        for native in native_modules {
-            let config = SurfaceConfig {
-                module: dotted.clone(),
-                native_module: (*native).to_owned(),
-                package: package.to_owned(),
-                // A user's parameter names mean nothing here: only what it imports is typed.
-                roles: BTreeMap::new(),
+        let imports = crate::consumer::imported_modules(&source.text, &dotted);
+        parsed.push((file, source, dotted, imports, *seed));
+    }
+    let program: Vec<ProgramFile<'_>> = parsed
+        .iter()
+        .map(|(_, source, module, imports, seed)| ProgramFile {
+            source,
+            module,
+            imports,
+            seed: *seed,
+        })
+        .collect();
+    let (core, others) = native_modules
+        .split_first()
+        .ok_or_else(|| fail("no native module".into()))?;
+    let others: Vec<String> = others.iter().map(|&m| m.to_owned()).collect();
+    let config = SurfaceConfig {
+        module: String::new(),
+        native_module: (*core).to_owned(),
+        package: package.to_owned(),
+        // A user's parameter names mean nothing here: only what it imports is typed.
+        roles: BTreeMap::new(),
+    };
+    let derived = surface::derive_program_modules(&program, &config, &others)?;
+    let mut uses = BTreeSet::new();
+    for ((file, ..), found) in parsed.iter().zip(derived) {
+        for u in found.into_iter().flatten() {
+            let (module, member) = match &u.target {
+                Target::Native { path, .. } => match others
+                    .iter()
+                    .find_map(|o| Some((o, path.strip_prefix(o.as_str())?.strip_prefix('.')?)))
+                {
+                    Some((o, rest)) => (o.clone(), rest.to_owned()),
+                    None => ((*core).to_owned(), path.clone()),
+                },
+                Target::Dynamic { .. } => continue,
+                Target::Sibling { module } => (module.clone(), String::new()),
             };
-            let surface = surface::derive(&source, &config)?;
-            for u in surface.uses {
-                let (module, member) = match &u.target {
-                    Target::Native { path, .. } => ((*native).to_owned(), path.clone()),
-                    Target::Dynamic { .. } => continue,
-                    Target::Sibling { module } if native_modules.contains(&module.as_str()) => {
-                        continue;
-                    }
-                    Target::Sibling { module } => (module.clone(), String::new()),
-                };
-                let access = match &u.access {
-                    Access::Import => UseAccess::Import,
-                    Access::Read => UseAccess::Read,
-                    Access::Write => UseAccess::Write,
-                    Access::Probe => UseAccess::Probe,
-                    Access::Call(shape) => UseAccess::Call {
-                        positional: shape.positional,
-                        keywords: shape.keywords.clone(),
-                        starred: shape.starred,
-                        double_starred: shape.double_starred,
-                    },
-                };
-                let guard = u.optional.as_ref().map(|g| match g {
-                    surface::Guard::Guarded { line } if u.access == Access::Probe => {
-                        format!("probed by hasattr at line {line}")
-                    }
-                    g => g.to_string(),
-                });
-                uses.insert(UserUse {
-                    file: file.clone(),
-                    line: u.line,
-                    module,
-                    member,
-                    access,
-                    guard,
-                });
-            }
+            let access = match &u.access {
+                Access::Import => UseAccess::Import,
+                Access::Read => UseAccess::Read,
+                Access::Write => UseAccess::Write,
+                Access::Probe => UseAccess::Probe,
+                Access::Call(shape) => UseAccess::Call {
+                    positional: shape.positional,
+                    keywords: shape.keywords.clone(),
+                    starred: shape.starred,
+                    double_starred: shape.double_starred,
+                },
+            };
+            let guard = u.optional.as_ref().map(|g| match g {
+                surface::Guard::Guarded { line } if u.access == Access::Probe => {
+                    format!("probed by hasattr at line {line}")
+                }
+                g => g.to_string(),
+            });
+            uses.insert(UserUse {
+                file: (*file).clone(),
+                line: u.line,
+                module,
+                member,
+                access,
+                guard,
+            });
         }
     }
     Ok(UserRecord {
@@ -230,7 +252,7 @@ pub fn derive(
         version: version.unwrap_or_default(),
         sha256,
         torch,
-        files: sources.len(),
+        files: sources.iter().filter(|s| s.2).count(),
         uses: uses.into_iter().collect(),
     })
 }

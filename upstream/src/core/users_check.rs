@@ -208,7 +208,7 @@ pub struct PinUser {
 }
 
 impl PinUser {
-    /// `sglang 0.5.16: 52 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1`.
+    /// `sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1`.
     pub fn summary(&self) -> String {
         format!(
             "{} {}: {} uses across the {} pin {} -> {}",

@@ -30,7 +30,7 @@ fn verify_says_how_many_of_sglangs_uses_the_pin_serves() {
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
         run.stdout.contains(
-            "; sglang 0.5.16: 52 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1 served"
+            "; sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1 served"
         ),
         "{run:?}"
     );
@@ -46,7 +46,7 @@ fn verify_says_how_many_of_sglangs_uses_the_pin_serves() {
             format!("warning: {STORE_PY}:270: mooncake.store.ReplicateConfig.group_ids: image cuda: probed, absent from the base core 0.3.11.post1 too: the fallback is taken before and after the pin"),
             format!("warning: {STORE_PY}:273: mooncake.store.ReplicateConfig.group_ids: image cuda: probed, absent from the base core 0.3.11.post1 too: the fallback is taken before and after the pin"),
             format!("warning: {STORE_PY}:1260: mooncake.store.ReplicateConfig.group_ids: image cuda: pre-existing: not served by the base core 0.3.11.post1 either (absent)"),
-            "image cuda: sglang 0.5.16: 52 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1: 0 broken, 3 warnings".to_owned(),
+            "image cuda: sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1: 0 broken, 3 warnings".to_owned(),
         ]
     );
 }
