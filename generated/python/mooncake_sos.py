@@ -32,7 +32,7 @@ UPSTREAM_REPO = "kvcache-ai/Mooncake"
 UPSTREAM_PATH = "mooncake-wheel/mooncake/structured_object_store.py"
 UPSTREAM_COMMIT = "4dbe5a4c194669850e9abad61172e9878b245b15"
 UPSTREAM_SHA256 = "6f2361e68655784a71348b40b963883ea369553f52e360b98a76dfaaa3cec3b0"
-API_FINGERPRINT = "e84cbba56c4cc9101ab11534267723ebf9d114a2e5a326a00eb4bc267858fd41"
+API_FINGERPRINT = "d0f26703d130821590bab4ac852dce3a69d4000bde6c331a943eec5b27212cea"
 FIX = "install mooncake-wheel/mooncake/structured_object_store.py at 4dbe5a4c over the installed package (the mooncake-sos regions of docker/Dockerfile and docker/Dockerfile.rocm do it), or install mooncake-transfer-engine-non-cuda>=0.3.12.post1"
 PINNED = f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT} {UPSTREAM_PATH} (sha256 {UPSTREAM_SHA256})"
 

@@ -19,7 +19,7 @@ pub const UPSTREAM_SHA256: &str = "6f2361e68655784a71348b40b963883ea369553f52e36
 /// The first release whose wheel carries the whole API (`package==version`), if known.
 pub const FIRST_RELEASE: &str = "mooncake-transfer-engine-non-cuda==0.3.12.post1";
 /// sha256 of the canonical contract in api.toml.
-pub const API_FINGERPRINT: &str = "e84cbba56c4cc9101ab11534267723ebf9d114a2e5a326a00eb4bc267858fd41";
+pub const API_FINGERPRINT: &str = "d0f26703d130821590bab4ac852dce3a69d4000bde6c331a943eec5b27212cea";
 /// The Python shim's module name.
 pub const SHIM: &str = "mooncake_sos";
 /// What the runtime checks before the first call: the generated shim, whose `check()`

@@ -2,6 +2,7 @@
 //! against the facts extracted from the module.
 
 use crate::default_expr::canonical_declared;
+use crate::domain;
 use crate::extract::{
     BindingKind, FoundDefault, FoundKind, FunctionFacts, ModuleFacts, ParamFacts,
 };
@@ -231,6 +232,16 @@ impl Checker<'_> {
         self.params(&label, f, &m.params, !f.staticmethod);
     }
 
+    /// The declared domain against the one the module gives, located where the module's comes
+    /// from (its `Literal`, its dispatch), else at the parameter.
+    fn domain(&mut self, item: &str, what: &str, want: &Param, found: &ParamFacts) {
+        let have = found.domain.as_ref().map(|d| d.values.as_slice());
+        if let Some(diff) = domain::difference(want.domain.as_deref(), have) {
+            let line = found.domain.as_ref().map_or(found.line, |d| d.line);
+            self.miss(item, Severity::Differs, line, what, diff);
+        }
+    }
+
     /// Dataclass fields: presence, default / default_factory, undeclared required ones.
     fn fields(&mut self, class: &str, class_line: usize, declared: &[Param], found: &[ParamFacts]) {
         for want in declared {
@@ -243,11 +254,13 @@ impl Checker<'_> {
                     "missing",
                     ("field", "nothing"),
                 ),
-                Some(f) if !defaults_match(&want.default, &f.default) => {
-                    let (e, g) = (declared_default(&want.default), found_default(&f.default));
-                    self.miss(&label, Severity::Differs, f.line, "default", (e, g));
+                Some(f) => {
+                    if !defaults_match(&want.default, &f.default) {
+                        let (e, g) = (declared_default(&want.default), found_default(&f.default));
+                        self.miss(&label, Severity::Differs, f.line, "default", (e, g));
+                    }
+                    self.domain(&label, "domain", want, f);
                 }
-                Some(_) => {}
             }
         }
         for f in found {
@@ -317,6 +330,7 @@ impl Checker<'_> {
                 let (e, g) = (declared_default(&want.default), found_default(&p.default));
                 self.miss(&item, Severity::Differs, p.line, &what(" default"), (e, g));
             }
+            self.domain(&item, &what(" domain"), want, p);
         }
         for p in found {
             let variadic = matches!(p.kind, FoundKind::VarPositional | FoundKind::VarKeyword);
