@@ -26,6 +26,7 @@ mod out_of_the_box;
 mod regen;
 mod verify;
 mod verify_consumer;
+mod verify_domains;
 mod verify_fix;
 mod verify_images;
 mod verify_surface;
