@@ -1,7 +1,8 @@
 //! Value domains (`domain = [...]` in api.toml): `verify` derives them from the module (a
 //! `Literal[...]` annotation, the codecs its schema encoder dispatches on) and fails on any
-//! difference, located; `verify --consumer` fails on a literal argument outside one. The real
-//! 0.3.12.post1 module, with api.toml (in a sandbox) or the module edited.
+//! difference, located, and `verify --fix` writes the module's; `verify --consumer` fails on a
+//! literal argument outside one. The real 0.3.12.post1 module, with api.toml (in a sandbox) or
+//! the module edited.
 
 use crate::common::{Run, Sandbox, xtask};
 use mooncake_sos_testkit::module_of;
@@ -44,21 +45,7 @@ fn a_manifest_domain_that_differs_from_the_modules_fails_located() {
     let repo = Sandbox::new();
     // put's `type` loses a value, FieldSchema.codec gains one, put's `namespace` gets a
     // domain the module does not give it.
-    repo.edit(
-        "api.toml",
-        "domain = [\"dataproto\", \"dict\"]",
-        "domain = [\"dataproto\"]",
-    );
-    repo.edit(
-        "api.toml",
-        "\"json_ragged\",",
-        "\"json_ragged\", \"zstd_ragged\",",
-    );
-    repo.edit(
-        "api.toml",
-        "{ name = \"namespace\", kind = \"keyword\", default = \"'default'\",",
-        "{ name = \"namespace\", kind = \"keyword\", default = \"'default'\", domain = [\"default\"],",
-    );
+    doctor(&repo);
     let run = verify_in(&repo, &m);
     assert_eq!(run.code, Some(1), "{run:?}");
     let put = line_of(&text, PUT_TYPE);
@@ -86,6 +73,61 @@ fn a_manifest_domain_that_differs_from_the_modules_fails_located() {
             .unwrap()
             .starts_with("verify: 3 mismatch(es)"),
         "{run:?}"
+    );
+}
+
+/// The doctorings of [`a_manifest_domain_that_differs_from_the_modules_fails_located`].
+fn doctor(repo: &Sandbox) {
+    repo.edit(
+        "api.toml",
+        "domain = [\"dataproto\", \"dict\"]",
+        "domain = [\"dataproto\"]",
+    );
+    repo.edit(
+        "api.toml",
+        "\"json_ragged\",",
+        "\"json_ragged\", \"zstd_ragged\",",
+    );
+    repo.edit(
+        "api.toml",
+        "{ name = \"namespace\", kind = \"keyword\", default = \"'default'\",",
+        "{ name = \"namespace\", kind = \"keyword\", default = \"'default'\", domain = [\"default\"],",
+    );
+}
+
+#[test]
+fn fix_writes_the_modules_domains() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = module(dir.path(), &[]);
+    let repo = Sandbox::new();
+    doctor(&repo);
+    let manifest = repo.manifest();
+    let args = ["verify", "--fix", "--manifest", manifest.to_str().unwrap()];
+    let run = xtask(&[&args[..], &["--module", &m]].concat(), &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.ends_with(
+            "verify --fix: 3 declaration change(s) written to api.toml (review the diff above)\n"
+        ),
+        "{run:?}"
+    );
+    // The parameters' lines are api.toml's own again; the codecs are written one a line.
+    let after = repo.read("api.toml");
+    let shipped = std::fs::read_to_string(crate::common::repo_root().join("api.toml")).unwrap();
+    for param in ["{ name = \"type\"", "{ name = \"namespace\""] {
+        let line = |text: &str| text.lines().find(|l| l.contains(param)).unwrap().to_owned();
+        assert_eq!(line(&after), line(&shipped), "{run:?}");
+    }
+    assert!(
+        after.contains("        \"msgpack_ragged\",\n        \"json_ragged\",\n    ] },\n"),
+        "{after}"
+    );
+    assert!(!after.contains("zstd_ragged"), "{after}");
+    assert_eq!(
+        verify_in(&repo, &m).code,
+        Some(0),
+        "{:?}",
+        verify_in(&repo, &m)
     );
 }
 
