@@ -243,8 +243,8 @@ fn the_checks_see_both_outcomes() {
 fn dataclass_fields_without_a_rust_form_are_located_errors() {
     let cases = [
         (
-            "{ name = \"codec\", type = \"str\" }",
-            "{ name = \"codec\", type = \"BundleStore\" }",
+            "{ name = \"codec\", type = \"str\",",
+            "{ name = \"codec\", type = \"BundleStore\",",
             "\"BundleStore\"",
             "has no Rust binding",
         ),

@@ -19,7 +19,7 @@ pub const UPSTREAM_SHA256: &str = "6f2361e68655784a71348b40b963883ea369553f52e36
 /// The first release whose wheel carries the whole API (`package==version`), if known.
 pub const FIRST_RELEASE: &str = "mooncake-transfer-engine-non-cuda==0.3.12.post1";
 /// sha256 of the canonical contract in api.toml.
-pub const API_FINGERPRINT: &str = "eda74c93cddb1c0714f95e999fe4a4bcfd0e1cb17b4e174195a0f366ae879ac2";
+pub const API_FINGERPRINT: &str = "7f76bb087a49f76430bb44724956e3ef36d844489311e2b34b3572b37ddc84d4";
 /// The Python shim's module name.
 pub const SHIM: &str = "mooncake_sos";
 /// What the runtime checks before the first call: the generated shim, whose `check()`

@@ -2,16 +2,18 @@
 //! against the facts extracted from the module.
 
 use crate::default_expr::canonical_declared;
+use crate::domain;
 use crate::extract::{
     BindingKind, FoundDefault, FoundKind, FunctionFacts, ModuleFacts, ParamFacts,
 };
-use crate::report::{Items, Mismatch, Report, Severity};
+use crate::report::{DomainFix, Items, Mismatch, Report, Severity};
 use mooncake_sos_codegen::model::{Api, DefaultValue, Method, Param, ParamKind, SymbolKind};
 
 struct Checker<'a> {
     facts: &'a ModuleFacts,
     items: Items,
     mismatches: Vec<Mismatch>,
+    domain_fixes: Vec<DomainFix>,
 }
 
 /// Checks `facts` (from the module `display`) against every symbol `api` declares.
@@ -20,6 +22,7 @@ pub fn check(api: &Api, facts: &ModuleFacts, display: &str, sha256: &str) -> Rep
         facts,
         items: Items::for_api(api),
         mismatches: Vec::new(),
+        domain_fixes: Vec::new(),
     };
     for symbol in &api.symbols {
         c.symbol(&symbol.name, &symbol.kind);
@@ -29,6 +32,7 @@ pub fn check(api: &Api, facts: &ModuleFacts, display: &str, sha256: &str) -> Rep
         sha256: sha256.to_owned(),
         items: c.items,
         mismatches: c.mismatches,
+        domain_fixes: c.domain_fixes,
     }
 }
 
@@ -231,6 +235,26 @@ impl Checker<'_> {
         self.params(&label, f, &m.params, !f.staticmethod);
     }
 
+    /// The declared domain against the one the module gives, located where the module's comes
+    /// from (its `Literal`, its dispatch), else at the parameter.
+    /// `owner` is what declares the parameter: `Sym`, `Sym.__init__`, `Sym.method`.
+    fn domain(&mut self, owner: &str, what: &str, want: &Param, found: &ParamFacts) {
+        let have = found.domain.as_ref().map(|d| d.values.as_slice());
+        if let Some(diff) = domain::difference(want.domain.as_deref(), have) {
+            let line = found.domain.as_ref().map_or(found.line, |d| d.line);
+            let item = match what {
+                "domain" => format!("{owner}.{}", want.name),
+                _ => format!("{owner}({})", want.name),
+            };
+            self.miss(&item, Severity::Differs, line, what, diff);
+            self.domain_fixes.push(DomainFix {
+                owner: owner.to_owned(),
+                param: want.name.clone(),
+                found: have.map(<[String]>::to_vec),
+            });
+        }
+    }
+
     /// Dataclass fields: presence, default / default_factory, undeclared required ones.
     fn fields(&mut self, class: &str, class_line: usize, declared: &[Param], found: &[ParamFacts]) {
         for want in declared {
@@ -243,11 +267,13 @@ impl Checker<'_> {
                     "missing",
                     ("field", "nothing"),
                 ),
-                Some(f) if !defaults_match(&want.default, &f.default) => {
-                    let (e, g) = (declared_default(&want.default), found_default(&f.default));
-                    self.miss(&label, Severity::Differs, f.line, "default", (e, g));
+                Some(f) => {
+                    if !defaults_match(&want.default, &f.default) {
+                        let (e, g) = (declared_default(&want.default), found_default(&f.default));
+                        self.miss(&label, Severity::Differs, f.line, "default", (e, g));
+                    }
+                    self.domain(class, "domain", want, f);
                 }
-                Some(_) => {}
             }
         }
         for f in found {
@@ -317,6 +343,7 @@ impl Checker<'_> {
                 let (e, g) = (declared_default(&want.default), found_default(&p.default));
                 self.miss(&item, Severity::Differs, p.line, &what(" default"), (e, g));
             }
+            self.domain(label, &what(" domain"), want, p);
         }
         for p in found {
             let variadic = matches!(p.kind, FoundKind::VarPositional | FoundKind::VarKeyword);

@@ -3,6 +3,7 @@
 //! fields and defaults, each with its line.
 
 use crate::default_expr::canonical;
+use crate::domain::{FoundDomain, literal_values};
 use crate::source::{LoadError, ModuleSource};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
@@ -89,6 +90,8 @@ pub struct ParamFacts {
     pub line: usize,
     pub kind: FoundKind,
     pub default: Option<FoundDefault>,
+    /// The values it takes, when the module says ([`crate::domain`]).
+    pub domain: Option<FoundDomain>,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +140,7 @@ pub(crate) fn facts(body: &[Stmt], source: &ModuleSource) -> ModuleFacts {
     };
     let mut facts = ModuleFacts::default();
     ex.suite(body, &mut facts);
+    crate::domain::attach_dispatched(body, &ex.lines, &mut facts);
     facts
 }
 
@@ -282,11 +286,13 @@ impl Extractor<'_> {
                 }
             }
         }
+        let line = self.line(name);
         Some(ParamFacts {
             name: name.id.to_string(),
-            line: self.line(name),
+            line,
             kind: FoundKind::Positional,
             default,
+            domain: literal_values(&a.annotation).map(|values| FoundDomain { values, line }),
         })
     }
 
@@ -307,11 +313,16 @@ impl Extractor<'_> {
         let p = &f.parameters;
         let mut params = Vec::new();
         let mut push = |pd: &ast::ParameterWithDefault, kind| {
+            let line = self.line(&pd.parameter);
+            let annotation = pd.parameter.annotation.as_deref();
             params.push(ParamFacts {
                 name: pd.parameter.name.to_string(),
-                line: self.line(&pd.parameter),
+                line,
                 kind,
                 default: pd.default.as_deref().map(|d| self.default(d)),
+                domain: annotation
+                    .and_then(literal_values)
+                    .map(|values| FoundDomain { values, line }),
             })
         };
         p.posonlyargs
@@ -331,6 +342,7 @@ impl Extractor<'_> {
                     line: self.line(&**v),
                     kind,
                     default: None,
+                    domain: None,
                 });
             }
         }

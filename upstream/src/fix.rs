@@ -40,6 +40,13 @@ pub enum Edit {
     RemoveSibling {
         module: String,
     },
+    /// A parameter's (or dataclass field's) `domain`, set to the module's; `None` removes it.
+    /// `owner` declares it: `Sym` (its `fields` or `params`), `Sym.__init__`, `Sym.method`.
+    SetDomain {
+        owner: String,
+        param: String,
+        domain: Option<Vec<String>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@ pub mod check;
 pub mod consumer;
 pub mod core;
 pub mod default_expr;
+pub mod domain;
 pub mod extract;
 pub mod fetch;
 pub mod fix;

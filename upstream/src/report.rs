@@ -128,6 +128,20 @@ pub struct Report {
     pub sha256: String,
     pub items: Items,
     pub mismatches: Vec<Mismatch>,
+    /// What `verify --fix` writes for each domain that differs.
+    #[serde(skip)]
+    pub domain_fixes: Vec<DomainFix>,
+}
+
+/// A parameter (or field) whose declared domain differs from the module's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainFix {
+    /// What declares it: `Sym` (a dataclass's field, a function's parameter), `Sym.__init__`,
+    /// `Sym.method`.
+    pub owner: String,
+    pub param: String,
+    /// The module's domain; `None`: it has none.
+    pub found: Option<Vec<String>>,
 }
 
 impl Report {

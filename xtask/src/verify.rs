@@ -35,7 +35,8 @@ pub struct Args {
     #[arg(long, value_name = "PATH", num_args = 1.., conflicts_with_all = ["sha256", "surface"])]
     consumer: Vec<PathBuf>,
     /// Write the declarations the module needs into api.toml (each undeclared [[native]]
-    /// use with the overload the images' cores serve it with, each [[sibling]]), then regen,
+    /// use with the overload the images' cores serve it with, each [[sibling]], each
+    /// parameter's `domain` as the module gives it), then regen,
     /// as one change; prints the diff of api.toml. Refuses, writing nothing, what needs a
     /// person (a use a core cannot serve, a changed signature, a required use declared
     /// optional).

@@ -1,5 +1,6 @@
 //! `verify --fix [--prune] [--dry-run]`: writes the declarations the module needs into
-//! api.toml (planned by `mooncake_sos_upstream::fix`), keeping its comments and layout
+//! api.toml (planned by `mooncake_sos_upstream::fix`; and each parameter's `domain` as the
+//! module gives it, from `verify`'s report), keeping its comments and layout
 //! (toml_edit), with regen as one change under the manifest's lock, and prints the unified
 //! diff of api.toml. Nothing is written when any use needs a person, nor when the edited
 //! manifest would not pass `verify` itself.
@@ -12,7 +13,7 @@ use mooncake_sos_upstream::core::images;
 use mooncake_sos_upstream::fix::{self, Edit};
 use mooncake_sos_upstream::source::ModuleSource;
 use mooncake_sos_upstream::surface;
-use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, value};
 
 pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: bool) -> Result {
     let api = &manifest.api;
@@ -24,7 +25,15 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         .rsplit(['/', '!'])
         .next()
         .unwrap_or(&source.display);
-    let plan = fix::plan(&report, &findings, &sides, &source.text, file, prune);
+    let mut plan = fix::plan(&report, &findings, &sides, &source.text, file, prune);
+    // The domains the module gives its parameters: facts of its source, written as found.
+    let symbols = mooncake_sos_upstream::verify(api, source)?;
+    plan.edits
+        .extend(symbols.domain_fixes.into_iter().map(|f| Edit::SetDomain {
+            owner: f.owner,
+            param: f.param,
+            domain: f.found,
+        }));
     if !plan.refusals.is_empty() {
         for line in &plan.refusals {
             println!("{line}");
@@ -48,10 +57,18 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     // What is written must pass what it was written for.
     let edited_api = load_str(&manifest.display, &edited)?;
     let after = surface::check(&edited_api, source)?;
-    if !after.ok() {
+    let domains = mooncake_sos_upstream::verify(&edited_api, source)?;
+    if !after.ok() || !domains.domain_fixes.is_empty() {
+        let mut lines = after.failure_lines();
+        lines.extend(
+            domains
+                .lines()
+                .into_iter()
+                .filter(|l| l.contains(" domain: ")),
+        );
         return Err(BadInput(format!(
             "error: internal: the planned declarations do not satisfy verify; nothing written:\n{}",
-            after.failure_lines().join("\n")
+            lines.join("\n")
         )));
     }
     let name = manifest.path.file_name().map(|f| f.to_string_lossy());
@@ -130,9 +147,71 @@ fn apply(text: &str, edits: &[Edit]) -> std::result::Result<String, String> {
             Edit::RemoveSibling { module } => remove(&mut doc, "sibling", |t| {
                 t.get("module").and_then(Item::as_str) == Some(module)
             })?,
+            Edit::SetDomain {
+                owner,
+                param,
+                domain,
+            } => set_domain(&mut doc, owner, param, domain.as_deref())?,
         }
     }
     Ok(doc.to_string())
+}
+
+/// Sets (or removes) `domain` in the inline table declaring `param` of `owner`, before its
+/// `rust` key if it has one (the order the README gives).
+fn set_domain(
+    doc: &mut DocumentMut,
+    owner: &str,
+    param: &str,
+    domain: Option<&[String]>,
+) -> std::result::Result<(), String> {
+    let missing = || format!("api.toml declares no parameter {param} of {owner}");
+    let (symbol, member) = match owner.split_once('.') {
+        Some((s, m)) => (s, Some(m)),
+        None => (owner, None),
+    };
+    let named = |t: &Table, name: &str| t.get("name").and_then(Item::as_str) == Some(name);
+    let table = tables(doc, "symbol")?
+        .iter_mut()
+        .find(|t| named(t, symbol))
+        .ok_or_else(missing)?;
+    let list = match member {
+        Some("__init__") => table.get_mut("init"),
+        Some(m) => table
+            .get_mut("method")
+            .and_then(Item::as_array_of_tables_mut)
+            .and_then(|methods| methods.iter_mut().find(|t| named(t, m)))
+            .and_then(|t| t.get_mut("params")),
+        None if table.contains_key("fields") => table.get_mut("fields"),
+        None => table.get_mut("params"),
+    };
+    let entry = list
+        .and_then(Item::as_array_mut)
+        .and_then(|a| {
+            a.iter_mut()
+                .filter_map(|v| v.as_inline_table_mut())
+                .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(param))
+        })
+        .ok_or_else(missing)?;
+    entry.remove("domain");
+    let rust = entry.remove("rust");
+    if let Some(values) = domain {
+        let mut array = Array::from_iter(values);
+        // A long one (the codecs) one value a line, inside the parameter list's indent.
+        if values.iter().map(|v| v.len() + 4).sum::<usize>() > 60 {
+            for v in array.iter_mut() {
+                v.decor_mut().set_prefix("\n        ");
+                v.decor_mut().set_suffix("");
+            }
+            array.set_trailing_comma(true);
+            array.set_trailing("\n    ");
+        }
+        entry.insert("domain", array.into());
+    }
+    if let Some(rust) = rust {
+        entry.insert("rust", rust);
+    }
+    Ok(())
 }
 
 /// What a `[[native]]` table declares: `object`, or `object.attribute`.

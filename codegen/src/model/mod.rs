@@ -159,6 +159,10 @@ pub struct Param {
     /// What the annotation says the value is.
     pub value_type: ValueType,
     pub default: Option<DefaultValue>,
+    /// The only values the module accepts (its `Literal[...]` annotation, or the strings a
+    /// closed dispatch on it compares against), in the order written; `None`: any value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Vec<String>>,
     /// Set when the parameter is part of the generated Rust option struct.
     pub rust: Option<RustType>,
 }

@@ -124,6 +124,9 @@ pub struct RawParam {
     pub default: Option<S<String>>,
     #[serde(default)]
     pub default_factory: Option<S<String>>,
+    /// The values the module accepts (`Literal[...]`, a closed dispatch), strings as written.
+    #[serde(default)]
+    pub domain: Option<S<Vec<S<String>>>>,
     #[serde(default)]
     pub rust: Option<S<String>>,
 }

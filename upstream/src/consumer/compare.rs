@@ -1,5 +1,6 @@
 //! A consumer's uses against the symbols, signatures and dict keys api.toml declares.
 
+use super::values::outside_domains;
 use super::{ConsumerUse, UseKind};
 use crate::surface::{CallShape, Finding};
 use mooncake_sos_codegen::model::{Api, Param, ParamKind, SymbolKind};
@@ -106,12 +107,20 @@ pub(super) fn api_failures(api: &Api, uses: &[ConsumerUse]) -> Vec<Finding> {
                     static_method,
                 }),
                 UseKind::Call {
-                    shape, on_class, ..
+                    shape,
+                    on_class,
+                    literals,
+                    positional_literals,
                 },
             ) => {
                 // A method called through its class takes the instance first.
+                let through_class = *on_class && !static_method && shape.positional > 0;
+                let skip = usize::from(through_class);
+                for x in outside_domains(params, positional_literals, literals, skip) {
+                    out.push(finding(&x.param, x.expected, x.found));
+                }
                 let shifted;
-                let shape = if *on_class && !static_method && shape.positional > 0 {
+                let shape = if through_class {
                     shifted = CallShape {
                         positional: shape.positional - 1,
                         ..shape.clone()

@@ -9,6 +9,7 @@ mod compare;
 mod files;
 mod keys;
 mod reach;
+mod values;
 mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
@@ -43,9 +44,32 @@ pub enum UseKind {
         on_class: bool,
         /// Keyword arguments whose values are literals, as written.
         literals: BTreeMap<String, String>,
+        /// Positional arguments whose values are literals, as written, by position (none
+        /// after a `*args`, whose length is unknown).
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        positional_literals: BTreeMap<usize, String>,
     },
     /// The keys of the dict passed first; `unknown`: it may hold keys not known statically.
     DictKeys { keys: Vec<String>, unknown: bool },
+}
+
+impl UseKind {
+    /// A call whose first positional argument is not the callee's (`Class.__init__(self,
+    /// ...)`, `partial(f, ...)`): the rest move up one place.
+    pub(crate) fn drop_first_positional(&mut self) {
+        if let UseKind::Call {
+            shape,
+            positional_literals,
+            ..
+        } = self
+        {
+            shape.positional = shape.positional.saturating_sub(1);
+            *positional_literals = std::mem::take(positional_literals)
+                .into_iter()
+                .filter_map(|(i, v)| Some((i.checked_sub(1)?, v)))
+                .collect();
+        }
+    }
 }
 
 impl ConsumerUse {
@@ -57,6 +81,7 @@ impl ConsumerUse {
                 shape,
                 on_class,
                 literals,
+                ..
             } => {
                 let mut args = vec![format!("{} arg(s)", shape.positional)];
                 if shape.starred {

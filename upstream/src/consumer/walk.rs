@@ -316,10 +316,8 @@ impl<'a> Walk<'a, '_> {
             } if name == "__init__" => {
                 // `super().__init__(...)`, `Class.__init__(self, ...)`: the constructor.
                 let mut kind = self.call_use(c, false);
-                if let UseKind::Call { shape, .. } = &mut kind
-                    && on_class
-                {
-                    shape.positional = shape.positional.saturating_sub(1);
+                if on_class {
+                    kind.drop_first_positional();
                 }
                 self.push(line, class, kind);
                 None
@@ -382,6 +380,13 @@ impl<'a> Walk<'a, '_> {
             .iter()
             .filter_map(|(name, value)| Some(((*name)?.to_owned(), self.literal(value)?)))
             .collect::<BTreeMap<_, _>>();
+        let positional_literals = args
+            .args
+            .iter()
+            .take_while(|a| !a.is_starred_expr())
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, self.literal(a)?)))
+            .collect();
         UseKind::Call {
             shape: CallShape {
                 positional: args.args.iter().filter(|a| !a.is_starred_expr()).count(),
@@ -391,6 +396,7 @@ impl<'a> Walk<'a, '_> {
             },
             on_class,
             literals,
+            positional_literals,
         }
     }
 

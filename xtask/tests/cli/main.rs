@@ -27,6 +27,7 @@ mod regen;
 mod users_record;
 mod verify;
 mod verify_consumer;
+mod verify_domains;
 mod verify_fix;
 mod verify_images;
 mod verify_surface;

@@ -1,5 +1,6 @@
+import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 DEFAULT_BUNDLE_CHUNK_BYTES = 64 << 20
 
@@ -9,6 +10,25 @@ class FieldSchema:
     codec: str
     nullable: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _encode_with_schema(values, schema: FieldSchema):
+    codec = schema.codec
+    if codec == "auto":
+        return values
+    if codec == "ragged_tensor_dict":
+        return values
+    if codec in ("ragged_tensor", "typed_ragged"):
+        payload = values
+    elif codec == "ndarray" or codec == "bytes_ragged":
+        payload = values
+    elif codec in {"media_bytes", "media_list_ragged", "utf8_ragged"}:
+        payload = values
+    elif codec in ["msgpack_ragged", "json_ragged"]:
+        payload = values
+    else:
+        raise ValueError(f"unsupported schema codec: {codec!r}")
+    return payload
 
 
 def export_dataproto_ref(ref):
@@ -31,10 +51,10 @@ class MooncakeBundleTransfer:
     def release_result(result) -> None:
         pass
 
-    def put(self, data, *, type="dataproto", namespace="default", partition="default", stage="default", chunk_bytes=None, policy=None, config=None, field_schemas=None):
+    def put(self, data, *, type: Literal["dataproto", "dict"] = "dataproto", namespace="default", partition="default", stage="default", chunk_bytes=None, policy=None, config=None, field_schemas=None):
         pass
 
-    def get(self, ref, *, type="dataproto", fields=None, batch_fields=None, non_tensor_fields=None, meta_info_keys=None, data_cls=None, destinations=None, rows=None):
+    def get(self, ref, *, type: typing.Literal['dict', 'dataproto'] = "dataproto", fields=None, batch_fields=None, non_tensor_fields=None, meta_info_keys=None, data_cls=None, destinations=None, rows=None):
         pass
 
     def cleanup_dataproto(self, ref) -> None:

@@ -220,6 +220,7 @@ impl Validator<'_> {
             if fields {
                 self.dataclass_field_binding(r, &default);
             }
+            let domain = r.domain.as_ref().map(|d| self.domain(d, r, &default));
             let by_keyword = kind == ParamKind::KeywordOnly || default.is_some();
             let rust = r
                 .rust
@@ -232,10 +233,49 @@ impl Validator<'_> {
                 value_type: self.value_type(r.annotation.as_ref()),
                 annotation,
                 default,
+                domain,
                 rust,
             });
         }
         out
+    }
+
+    /// A parameter's `domain`: at least one value, each once, holding a literal default.
+    fn domain(
+        &mut self,
+        raw: &S<Vec<S<String>>>,
+        param: &RawParam,
+        default: &Option<DefaultValue>,
+    ) -> Vec<String> {
+        if raw.get_ref().is_empty() {
+            self.error(
+                raw,
+                "an empty domain: list the values the module accepts, or leave `domain` out",
+            );
+        }
+        let mut values: Vec<String> = Vec::new();
+        for v in raw.get_ref() {
+            if values.contains(v.get_ref()) {
+                self.error(v, format!("duplicate domain value {:?}", v.get_ref()));
+            } else {
+                values.push(v.get_ref().clone());
+            }
+        }
+        if let (Some(DefaultValue::Expr(e)), Some(at)) = (default, &param.default) {
+            let inside = match &e.literal {
+                Some(PyLiteral::Str(s)) => values.contains(s),
+                // `None` stands for "not given"; another literal is no string of the domain.
+                Some(PyLiteral::None) | None => true,
+                Some(_) => false,
+            };
+            if !inside {
+                self.error(
+                    at,
+                    format!("default {} is not in the parameter's domain", e.text),
+                );
+            }
+        }
+        values
     }
 
     /// A dataclass field becomes a Rust struct field: its type and default need a Rust form

@@ -98,8 +98,8 @@ impl<'a> Walk<'a, '_> {
                 _ => return Some(None),
             };
             let mut kind = self.call_use(c, on_class);
+            kind.drop_first_positional();
             if let UseKind::Call { shape, .. } = &mut kind {
-                shape.positional = shape.positional.saturating_sub(1);
                 shape.starred = true;
                 shape.double_starred = true;
             }

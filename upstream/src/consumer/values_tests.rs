@@ -1,0 +1,101 @@
+//! Literal arguments against api.toml's domains, on small consumers: each finding line exact.
+
+use crate::consumer::{ConsumerFile, check};
+use crate::source::ModuleSource;
+use mooncake_sos_codegen::model::{Api, SymbolKind};
+
+const API: &str = include_str!("../../../api.toml");
+
+fn api() -> Api {
+    mooncake_sos_codegen::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
+}
+
+fn failures(text: &str) -> Vec<String> {
+    let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
+    let file = ConsumerFile {
+        source,
+        module: "consumer".into(),
+        named: true,
+    };
+    check(&api(), &[file], &[]).unwrap().failure_lines()
+}
+
+const HEAD: &str = "from functools import partial
+from mooncake.store import MooncakeDistributedStore
+from mooncake.structured_object_store import FieldSchema, MooncakeBundleTransfer
+t = MooncakeBundleTransfer(MooncakeDistributedStore())
+";
+
+const TYPES: &str = "one of 'dataproto', 'dict'";
+
+/// api.toml's codec domain, as the findings print it.
+fn codecs() -> String {
+    let api = api();
+    let Some(SymbolKind::Dataclass { fields, .. }) = api
+        .symbols
+        .iter()
+        .find(|s| s.name == "FieldSchema")
+        .map(|s| &s.kind)
+    else {
+        panic!("no FieldSchema dataclass")
+    };
+    let domain = fields[0].domain.as_deref().expect("codec has a domain");
+    assert!(domain.len() > 5 && domain.contains(&"ndarray".to_owned()));
+    crate::domain::one_of(Some(domain))
+}
+
+#[test]
+fn a_literal_outside_a_domain_fails_at_its_line() {
+    let text = format!(
+        "{HEAD}\
+t.get(ref, type=\"tensor\")
+t.put(value, **{{\"type\": \"tensor\", \"namespace\": \"x\"}})
+MooncakeBundleTransfer.get(t, ref, type='Dict')
+p = partial(t.put, type=None)
+s = FieldSchema(\"ndarry\", nullable=False)
+u = FieldSchema(codec='ragged', metadata={{}})
+"
+    );
+    let codecs = codecs();
+    assert_eq!(
+        failures(&text),
+        [
+            format!(
+                "consumer.py:5: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensor'"
+            ),
+            format!(
+                "consumer.py:6: MooncakeBundleTransfer.put: type: expected {TYPES}, found 'tensor'"
+            ),
+            format!(
+                "consumer.py:7: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'Dict'"
+            ),
+            format!(
+                "consumer.py:8: MooncakeBundleTransfer.put: type: expected {TYPES}, found None"
+            ),
+            format!("consumer.py:9: FieldSchema: codec: expected {codecs}, found 'ndarry'"),
+            format!("consumer.py:10: FieldSchema: codec: expected {codecs}, found 'ragged'"),
+        ]
+    );
+}
+
+#[test]
+fn literals_inside_and_values_not_literal_are_no_findings() {
+    let text = format!(
+        "{HEAD}\
+kind = \"tensor\"
+codec = \"ndarry\"
+t.get(ref, type=\"dict\")
+t.put(value, type='dataproto', namespace=\"anything\")
+t.put(value, **{{\"type\": \"dict\"}})
+MooncakeBundleTransfer.get(t, ref, type=\"dict\")
+t.get(ref, type=kind)
+t.get(ref, type=f\"{{kind}}\")
+t.get(ref, type=\"ten\" + \"sor\")
+t.put(value, **options)
+s = [FieldSchema(\"ndarray\"), FieldSchema(codec=\"auto\"), FieldSchema(codec)]
+q = partial(FieldSchema, \"typed_ragged\")
+"
+    );
+    let lines = failures(&text);
+    assert!(lines.is_empty(), "{lines:#?}");
+}

@@ -1,0 +1,214 @@
+//! Value domains (`domain = [...]` in api.toml): `verify` derives them from the module (a
+//! `Literal[...]` annotation, the codecs its schema encoder dispatches on) and fails on any
+//! difference, located, and `verify --fix` writes the module's; `verify --consumer` fails on a
+//! literal argument outside one. The real 0.3.12.post1 module, with api.toml (in a sandbox) or
+//! the module edited.
+
+use crate::common::{Run, Sandbox, xtask};
+use mooncake_sos_testkit::module_of;
+
+const PUT_TYPE: &str = "        type: Literal[\"dataproto\", \"dict\"] = \"dataproto\",";
+const CODECS: &str = "'auto', 'ragged_tensor_dict', 'ragged_tensor', 'typed_ragged', 'ndarray', \
+                      'bytes_ragged', 'media_bytes', 'media_list_ragged', 'utf8_ragged', \
+                      'msgpack_ragged', 'json_ragged'";
+
+/// 1-based line of the first line containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
+        + 1
+}
+
+/// The 0.3.12.post1 module, with `edits` made, and its text.
+fn module(dir: &std::path::Path, edits: &[(&str, &str)]) -> (String, String) {
+    let path = module_of("0.3.12.post1", dir);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "edit {from:?} does not apply");
+        text = text.replacen(from, to, 1);
+    }
+    std::fs::write(&path, &text).unwrap();
+    (path.display().to_string(), text)
+}
+
+fn verify_in(repo: &Sandbox, module: &str) -> Run {
+    let manifest = repo.manifest();
+    let m = manifest.to_str().unwrap();
+    xtask(&["verify", "--manifest", m, "--module", module], &[])
+}
+
+#[test]
+fn a_manifest_domain_that_differs_from_the_modules_fails_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, text) = module(dir.path(), &[]);
+    let repo = Sandbox::new();
+    // put's `type` loses a value, FieldSchema.codec gains one, put's `namespace` gets a
+    // domain the module does not give it.
+    doctor(&repo);
+    let run = verify_in(&repo, &m);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let put = line_of(&text, PUT_TYPE);
+    let dispatch = line_of(&text, "    codec = schema.codec") + 1;
+    assert_eq!(
+        run.report(),
+        [
+            format!(
+                "{m}:{dispatch}: FieldSchema.codec: domain: expected one of {CODECS}, 'zstd_ragged', found one of {CODECS} (not 'zstd_ragged')"
+            ),
+            format!(
+                "{m}:{put}: MooncakeBundleTransfer.put: parameter 'type' domain: expected one of 'dataproto', found one of 'dataproto', 'dict' (also 'dict')"
+            ),
+            format!(
+                "{m}:{}: MooncakeBundleTransfer.put: parameter 'namespace' domain: expected one of 'default', found no domain",
+                put + 1
+            ),
+        ],
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("verify: 3 mismatch(es)"),
+        "{run:?}"
+    );
+}
+
+/// The doctorings of [`a_manifest_domain_that_differs_from_the_modules_fails_located`].
+fn doctor(repo: &Sandbox) {
+    repo.edit(
+        "api.toml",
+        "domain = [\"dataproto\", \"dict\"]",
+        "domain = [\"dataproto\"]",
+    );
+    repo.edit(
+        "api.toml",
+        "\"json_ragged\",",
+        "\"json_ragged\", \"zstd_ragged\",",
+    );
+    repo.edit(
+        "api.toml",
+        "{ name = \"namespace\", kind = \"keyword\", default = \"'default'\",",
+        "{ name = \"namespace\", kind = \"keyword\", default = \"'default'\", domain = [\"default\"],",
+    );
+}
+
+#[test]
+fn fix_writes_the_modules_domains() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = module(dir.path(), &[]);
+    let repo = Sandbox::new();
+    doctor(&repo);
+    let manifest = repo.manifest();
+    let args = ["verify", "--fix", "--manifest", manifest.to_str().unwrap()];
+    let run = xtask(&[&args[..], &["--module", &m]].concat(), &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stdout.ends_with(
+            "verify --fix: 3 declaration change(s) written to api.toml (review the diff above)\n"
+        ),
+        "{run:?}"
+    );
+    // The parameters' lines are api.toml's own again; the codecs are written one a line.
+    let after = repo.read("api.toml");
+    let shipped = std::fs::read_to_string(crate::common::repo_root().join("api.toml")).unwrap();
+    for param in ["{ name = \"type\"", "{ name = \"namespace\""] {
+        let line = |text: &str| text.lines().find(|l| l.contains(param)).unwrap().to_owned();
+        assert_eq!(line(&after), line(&shipped), "{run:?}");
+    }
+    assert!(
+        after.contains("        \"msgpack_ragged\",\n        \"json_ragged\",\n    ] },\n"),
+        "{after}"
+    );
+    assert!(!after.contains("zstd_ragged"), "{after}");
+    assert_eq!(
+        verify_in(&repo, &m).code,
+        Some(0),
+        "{:?}",
+        verify_in(&repo, &m)
+    );
+}
+
+#[test]
+fn a_module_whose_domains_changed_fails_located() {
+    let dir = tempfile::tempdir().unwrap();
+    // get's `type` takes one more value; the encoder falls back instead of raising on an
+    // unknown codec, so the codecs are no longer a closed set.
+    let get_type =
+        "        type: Literal[\"dataproto\", \"dict\"] = \"dataproto\",\n        fields:";
+    let (m, text) = module(
+        dir.path(),
+        &[
+            (
+                get_type,
+                "        type: Literal[\"dataproto\", \"dict\", \"tensor\"] = \"dataproto\",\n        fields:",
+            ),
+            (
+                "        raise ValueError(f\"unsupported schema codec: {codec!r}\")",
+                "        return _encode_with_fallback(path, value)",
+            ),
+        ],
+    );
+    let run = xtask(&["verify", "--module", &m], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        run.report(),
+        [
+            format!(
+                "{m}:{}: FieldSchema.codec: domain: expected one of {CODECS}, found no domain",
+                line_of(&text, "    codec: str")
+            ),
+            format!(
+                "{m}:{}: MooncakeBundleTransfer.get: parameter 'type' domain: expected one of 'dataproto', 'dict', found one of 'dataproto', 'dict', 'tensor' (also 'tensor')",
+                line_of(&text, "\"tensor\"] = \"dataproto\"")
+            ),
+        ],
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_consumers_literal_outside_a_domain_fails_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transfer.py");
+    std::fs::write(
+        &path,
+        "from mooncake.store import MooncakeDistributedStore
+from mooncake.structured_object_store import FieldSchema, MooncakeBundleTransfer
+
+t = MooncakeBundleTransfer(MooncakeDistributedStore())
+kind = \"tensor\"
+t.get(ref, type=\"dict\")
+t.get(ref, type=kind)
+t.get(ref, type=\"tensor\")
+t.put(value, **{\"type\": \"tensor\"})
+schemas = {\"x\": FieldSchema(\"ndarry\", nullable=False)}
+",
+    )
+    .unwrap();
+    let file = path.display().to_string();
+    let run = xtask(&["verify", "--consumer", &file], &[]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let types = "expected one of 'dataproto', 'dict'";
+    let failures: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": expected "))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            format!("{file}:8: MooncakeBundleTransfer.get: type: {types}, found 'tensor'"),
+            format!("{file}:9: MooncakeBundleTransfer.put: type: {types}, found 'tensor'"),
+            format!("{file}:10: FieldSchema: codec: expected one of {CODECS}, found 'ndarry'"),
+        ],
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .ends_with("3 mismatch(es) against api.toml, 0 finding(s) against the images\n"),
+        "{run:?}"
+    );
+}
