@@ -202,14 +202,20 @@ fn over_the_sglang_package_every_finding_lies_in_a_file_that_imports_mooncake() 
         elsewhere.is_empty(),
         "findings in files that do not import mooncake: {elsewhere:?}"
     );
-    // Stronger, as the analysis follows no value across files: only where it is imported.
+    // Values cross files: the embedding store, which imports mooncake only through sglang's
+    // store module and subclasses its class, has its calls on the inherited store checked.
     let direct: std::collections::BTreeSet<String> =
         py(&[oracle.as_os_str(), root.as_os_str(), "--direct".as_ref()])
             .lines()
             .map(str::to_owned)
             .collect();
-    let indirect: Vec<&String> = failing.difference(&direct).collect();
-    assert!(indirect.is_empty(), "{indirect:?}");
+    let embedding =
+        root.join("sglang/srt/mem_cache/storage/mooncake_store/mooncake_embedding_store.py");
+    let embedding = embedding.to_str().unwrap().to_owned();
+    assert!(
+        !direct.contains(&embedding) && failing.contains(&embedding),
+        "{failing:?}"
+    );
     // And the scan sees sglang's store: the group_ids write on a ReplicateConfig whose class
     // came back from a helper in a tuple.
     let store = root.join("sglang/srt/mem_cache/storage/mooncake_store/mooncake_store.py");
