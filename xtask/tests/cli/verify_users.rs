@@ -76,11 +76,10 @@ fn a_pinned_core_that_breaks_sglang_fails_verify_at_sglangs_line() {
     assert_eq!(
         lines[..3],
         [
-            format!(
-                "sglang/srt/mem_cache/storage/mooncake_store/mooncake_embedding_store.py:40: \
-                 mooncake.store.MooncakeDistributedStore.batch_get_into: image cuda: served by \
-                 the base core 0.3.11.post1, absent from the pinned 0.3.12.post1"
-            ),
+            "sglang/srt/mem_cache/storage/mooncake_store/mooncake_embedding_store.py:40: \
+             mooncake.store.MooncakeDistributedStore.batch_get_into: image cuda: served by the \
+             base core 0.3.11.post1, absent from the pinned 0.3.12.post1"
+                .to_owned(),
             format!(
                 "{STORE_PY}:1281: mooncake.store.MooncakeDistributedStore.batch_get_into: image \
                  cuda: served by the base core 0.3.11.post1, absent from the pinned 0.3.12.post1"
