@@ -13,17 +13,11 @@
 //! Values are strings; a `Literal` with any other member, or an annotation that only contains
 //! one (`Optional[Literal[...]]`), gives no domain.
 
-use crate::extract::{BindingKind, Lines, ModuleFacts};
+use crate::facts::{BindingKind, FoundDomain, ModuleFacts};
+use crate::source::Lines;
 use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
 use ruff_text_size::Ranged;
 use std::collections::BTreeMap;
-
-/// A domain found in the module, and the line it comes from (the parameter, or the dispatch).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FoundDomain {
-    pub values: Vec<String>,
-    pub line: usize,
-}
 
 /// The strings of `Literal["a", "b"]`; `None` for any other annotation.
 pub(crate) fn literal_values(annotation: &Expr) -> Option<Vec<String>> {

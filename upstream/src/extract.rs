@@ -3,123 +3,13 @@
 //! fields and defaults, each with its line.
 
 use crate::default_expr::canonical;
-use crate::domain::{FoundDomain, literal_values};
+use crate::domain::literal_values;
+pub use crate::facts::*;
+use crate::source::Lines;
 use crate::source::{LoadError, ModuleSource};
 use ruff_python_ast::{self as ast, Expr, Stmt};
-use ruff_text_size::{Ranged, TextSize};
+use ruff_text_size::Ranged;
 use std::collections::HashMap;
-
-/// Module-level names, the last binding of each (as Python leaves them after import).
-#[derive(Debug, Default)]
-pub struct ModuleFacts {
-    pub bindings: HashMap<String, Binding>,
-}
-
-#[derive(Debug)]
-pub struct Binding {
-    pub line: usize,
-    pub kind: BindingKind,
-}
-
-#[derive(Debug)]
-pub enum BindingKind {
-    Class(ClassFacts),
-    Function(FunctionFacts),
-    /// `name = other`: an alias of another module-level name.
-    Alias(String),
-    /// Any other assignment; the text is what is assigned.
-    Value(String),
-    Import,
-}
-
-impl BindingKind {
-    /// How a report names what it found.
-    pub fn describe(&self) -> String {
-        match self {
-            Self::Class(c) if c.dataclass.is_some() => "dataclass".into(),
-            Self::Class(_) => "class".into(),
-            Self::Function(_) => "function".into(),
-            Self::Alias(target) => format!("alias of {target}"),
-            Self::Value(text) => format!("assignment = {text}"),
-            Self::Import => "imported name".into(),
-        }
-    }
-}
-
-#[derive(Debug)]
-pub struct ClassFacts {
-    /// `Some(frozen)` when decorated with `@dataclass` / `@dataclasses.dataclass(...)`.
-    pub dataclass: Option<bool>,
-    pub fields: Vec<ParamFacts>,
-    pub methods: HashMap<String, FunctionFacts>,
-}
-
-#[derive(Debug)]
-pub struct FunctionFacts {
-    pub line: usize,
-    pub staticmethod: bool,
-    pub classmethod: bool,
-    pub params: Vec<ParamFacts>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FoundKind {
-    PositionalOnly,
-    Positional,
-    VarPositional,
-    KeywordOnly,
-    VarKeyword,
-}
-
-impl FoundKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::PositionalOnly => "positional-only",
-            Self::Positional => "positional",
-            Self::VarPositional => "*args",
-            Self::KeywordOnly => "keyword-only",
-            Self::VarKeyword => "**kwargs",
-        }
-    }
-}
-
-/// A parameter, or a dataclass field (kind positional).
-#[derive(Clone, Debug)]
-pub struct ParamFacts {
-    pub name: String,
-    pub line: usize,
-    pub kind: FoundKind,
-    pub default: Option<FoundDefault>,
-    /// The values it takes, when the module says ([`crate::domain`]).
-    pub domain: Option<FoundDomain>,
-}
-
-#[derive(Debug, Clone)]
-pub struct FoundDefault {
-    /// As written in the source, for reports.
-    pub text: String,
-    /// Normalised (quote style, spacing), for comparison.
-    pub canonical: String,
-    /// `field(default_factory=X)`: the factory's canonical form.
-    pub factory: Option<String>,
-}
-
-/// Offsets of line starts, for 1-based line numbers.
-pub(crate) struct Lines(Vec<usize>);
-
-impl Lines {
-    pub(crate) fn new(text: &str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Self(starts)
-    }
-
-    pub(crate) fn line(&self, offset: TextSize) -> usize {
-        let offset = offset.to_usize();
-        self.0.partition_point(|&start| start <= offset)
-    }
-}
 
 struct Extractor<'s> {
     text: &'s str,
@@ -142,15 +32,6 @@ pub(crate) fn facts(body: &[Stmt], source: &ModuleSource) -> ModuleFacts {
     ex.suite(body, &mut facts);
     crate::domain::attach_dispatched(body, &ex.lines, &mut facts);
     facts
-}
-
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (
-        before.matches('\n').count() + 1,
-        before[line_start..].chars().count() + 1,
-    )
 }
 
 impl Extractor<'_> {

@@ -14,6 +14,7 @@ pub mod core;
 pub mod default_expr;
 pub mod domain;
 pub mod extract;
+pub mod facts;
 pub mod fetch;
 pub mod fix;
 pub mod isolate;

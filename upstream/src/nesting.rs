@@ -64,7 +64,7 @@ pub fn check(source: &ModuleSource) -> Result<(), LoadError> {
         }
     }
     let at = text[..hi].char_indices().next_back().map_or(0, |(i, _)| i);
-    let (line, col) = crate::extract::line_col(text, at);
+    let (line, col) = crate::source::line_col(text, at);
     let limit = match what {
         Bound::Indent => format!("{MAX_INDENT} indentation levels"),
         Bound::Brackets => format!("{MAX_BRACKETS} nested brackets"),
@@ -108,7 +108,7 @@ pub fn with_parsed<T: Send>(
             .spawn_scoped(scope, || {
                 let parsed = ruff_python_parser::parse_module(&source.text).map_err(|e| {
                     let (line, col) =
-                        crate::extract::line_col(&source.text, e.location.start().to_usize());
+                        crate::source::line_col(&source.text, e.location.start().to_usize());
                     LoadError::new(
                         format!("{}:{line}:{col}", source.display),
                         format!("Python syntax error: {}", e.error),

@@ -3,6 +3,7 @@
 //! waited on), and every read is bounded whatever a file or a zip header claims.
 
 use mooncake_sos_codegen::input::{self, ReadError};
+use ruff_text_size::TextSize;
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
 use std::fmt;
@@ -223,4 +224,31 @@ fn ships_package(wheel: &Path, package: &str) -> bool {
             .file_names()
             .any(|n| n.is_ok_and(|n| n.starts_with(&prefix)))
     })
+}
+
+/// Offsets of line starts, for 1-based line numbers.
+pub struct Lines(Vec<usize>);
+
+impl Lines {
+    pub(crate) fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self(starts)
+    }
+
+    pub(crate) fn line(&self, offset: TextSize) -> usize {
+        let offset = offset.to_usize();
+        self.0.partition_point(|&start| start <= offset)
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }

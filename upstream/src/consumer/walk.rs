@@ -14,7 +14,7 @@ pub(super) use special::COMPUTED;
 
 use super::keys::Search;
 use super::{ConsumerUse, UseKind};
-use crate::extract::Lines;
+use crate::source::Lines;
 use crate::surface::CallShape;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};

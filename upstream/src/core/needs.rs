@@ -3,6 +3,7 @@
 //! naming the first use the core cannot serve and why. A module's uses come from its derived
 //! surface ([`super::uses`]); api.toml's `[[native]]` entries are uses too ([`from_manifest`]).
 
+pub use super::fit::Why;
 use super::fit::callable;
 use super::model::{Access, Class, CoreSurface, Instance, Member, Place};
 use crate::surface::CallShape;
@@ -53,51 +54,6 @@ pub enum Usage {
 pub enum On {
     Instance,
     Class,
-}
-
-/// Why a core does not serve a use.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "why")]
-pub enum Why {
-    /// Nothing of that name (`missing` is the first part of the path that is absent).
-    Absent { missing: String },
-    /// Callable, but no overload has those parameters.
-    OverloadDiffers { found: Vec<String> },
-    /// Callable, but no overload takes the call as the module makes it.
-    CallDiffers { reason: String, found: Vec<String> },
-    /// There, but not something that can be called.
-    NotCallable,
-    /// There, but assigning it fails.
-    ReadOnly,
-    /// There, but reading it on an instance fails.
-    Unreadable,
-    /// No instance can be made with no arguments.
-    NotConstructible { error: String },
-    /// The surface cannot tell (a write to a non-property of a class with no instance).
-    Unverified { reason: String },
-}
-
-impl Why {
-    /// A few words for tables and messages.
-    pub fn short(&self) -> String {
-        match self {
-            Why::Absent { missing } => format!("`{missing}` absent"),
-            Why::OverloadDiffers { found } => {
-                format!("overload differs; found ({})", found.join(") | ("))
-            }
-            Why::CallDiffers { reason, found } => {
-                format!(
-                    "no overload takes the call ({reason}); found ({})",
-                    found.join(") | (")
-                )
-            }
-            Why::NotCallable => "not callable".into(),
-            Why::ReadOnly => "read-only".into(),
-            Why::Unreadable => "unreadable on an instance".into(),
-            Why::NotConstructible { error } => format!("cannot be made: {error}"),
-            Why::Unverified { reason } => format!("unverified: {reason}"),
-        }
-    }
 }
 
 /// One use a core does not serve.

@@ -4,7 +4,8 @@
 
 use super::expr::Args;
 use super::index::FuncId;
-use super::walk::{Analyzer, CallSite, Member, Val, Vals, builtin_name, strings};
+use super::value::{Member, Val, Vals};
+use super::walk::{Analyzer, CallSite, builtin_name, strings};
 use super::{Access, CallShape, Guard, On, Target};
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;

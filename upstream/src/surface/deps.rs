@@ -4,7 +4,7 @@
 //! class attribute and per function result.
 
 use super::index::{FuncId, Index};
-use super::walk::Vals;
+use super::value::Vals;
 
 /// What one name (a variable, `self.<name>`, a function's result) may hold, and which
 /// function bodies read it.

@@ -2,7 +2,8 @@
 //! with their shapes, getattr / hasattr / setattr, constructions, dynamic imports).
 
 use super::index::FuncKind;
-use super::walk::{Analyzer, Member, Val, Vals, elements};
+use super::value::{Member, Val, Vals};
+use super::walk::{Analyzer, elements};
 use super::{Access, Guard, On, Target};
 use mooncake_sos_codegen::model::values::is_dotted_name;
 use ruff_python_ast::visitor;

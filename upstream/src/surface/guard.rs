@@ -2,8 +2,9 @@
 //! `try` blocks whose handlers swallow the failure, lazy imports.
 
 use super::Guard;
-use super::walk::{Analyzer, TryGuard, Val, builtin_name, strings};
-use crate::extract::Lines;
+use super::value::Val;
+use super::walk::{Analyzer, TryGuard, builtin_name, strings};
+use crate::source::Lines;
 use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, Stmt, UnaryOp};
 
 impl<'a> Analyzer<'a> {

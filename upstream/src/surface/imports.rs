@@ -1,8 +1,9 @@
 //! Imports: of the native module (bound as values) and of sibling modules (uses).
 
 use super::expr::Args;
-use super::program::Remote;
-use super::walk::{Analyzer, Member, Val, Vals, strings};
+use super::value::Remote;
+use super::value::{Member, Val, Vals};
+use super::walk::{Analyzer, strings};
 use super::{Access, On, Target};
 use ruff_python_ast as ast;
 

@@ -36,7 +36,9 @@ mod program;
 mod remote;
 mod render;
 mod stmt;
+mod value;
 mod walk;
+mod world;
 
 pub use compare::{Finding, SurfaceReport, compare, fits};
 pub(crate) use expr::keyword_args;

@@ -6,76 +6,11 @@
 //! learnt. Only values the analysis follows cross: native objects and references to the
 //! other files' functions, classes and instances.
 
-use super::walk::{Val, Vals};
+use super::world::{Round, World};
 use super::{SurfaceConfig, Use};
 use crate::source::{LoadError, ModuleSource};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
-
-/// A definition in a file of the program, by its module and qualified name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Remote {
-    /// A module of the program (`from . import utils`).
-    Module(String),
-    /// A function, class or method (`f`, `C`, `C.m`) of `module`.
-    Def { module: String, name: String },
-    /// An instance of the class `class` of `module`.
-    Object { module: String, class: String },
-    /// A method reached through such an instance (its `self` is bound).
-    Bound { module: String, name: String },
-}
-
-/// Values as they cross files: owned, so no file's text is borrowed.
-pub(super) type Shared = Vals<'static>;
-
-/// What a file gives the others.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(super) struct Exports {
-    /// Its module-level names.
-    pub names: BTreeMap<String, Shared>,
-    /// Its top-level functions and the methods of its top-level classes (`f`, `C.m`).
-    pub funcs: BTreeMap<String, FuncExport>,
-    pub classes: BTreeMap<String, ClassExport>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(super) struct FuncExport {
-    /// Its parameters in order (`.1`: keyword-only), the implicit `self` / `cls` included.
-    pub params: Vec<(String, bool)>,
-    /// Leading parameters a call through an instance binds (`self`).
-    pub bound: usize,
-    /// A `@property`: reading the attribute gives its result.
-    pub property: bool,
-    pub returns: Shared,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(super) struct ClassExport {
-    /// `self.<name>` and class-level names.
-    pub attrs: BTreeMap<String, Shared>,
-    pub methods: BTreeSet<String>,
-    /// Its bases in other files, and in its own (`Def` references).
-    pub bases: BTreeSet<Remote>,
-}
-
-/// Every file's exports, and what each function receives from calls in other files.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(super) struct World {
-    /// Every file's module, read or not yet.
-    pub known: BTreeSet<String>,
-    /// The exports of the files read.
-    pub modules: BTreeMap<String, Exports>,
-    /// (module, function) -> parameter index -> what callers in other files pass.
-    pub inbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
-}
-
-/// One file's analysis in one round.
-pub(super) struct Round {
-    pub uses: Vec<Use>,
-    pub exports: Exports,
-    /// (module, function) -> parameter index -> what this file passes.
-    pub outbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
-}
+use std::collections::BTreeSet;
 
 /// Rounds are bounded: each adds at least one value, and real programs settle in a few.
 const MAX_ROUNDS: usize = 12;
@@ -186,47 +121,4 @@ pub fn derive_program(
         world = next;
     }
     unreachable!("the loop returns")
-}
-
-impl Exports {
-    /// Whether a native value leaves the file: a name, a result or an attribute holds one.
-    fn carries(&self) -> bool {
-        let native = |vals: &Shared| vals.iter().any(is_native);
-        self.names.values().any(native)
-            || self.funcs.values().any(|f| native(&f.returns))
-            || self.classes.values().any(|c| c.attrs.values().any(native))
-    }
-}
-
-pub(super) fn is_native(v: &Val<'_>) -> bool {
-    match v {
-        Val::NativeModule | Val::Member(_) | Val::Instance(_) | Val::ClassOf(_) => true,
-        Val::Seq(items) => items.iter().any(is_native),
-        _ => false,
-    }
-}
-
-/// `v` as it crosses to another file, or `None` when it does not (a string, a nested
-/// function). `local` names the file's own definitions, `None` when not reachable from outside.
-pub(super) fn share(
-    v: &Val<'_>,
-    local: &dyn Fn(&Val<'_>) -> Option<Remote>,
-) -> Option<Val<'static>> {
-    Some(match v {
-        Val::NativeModule => Val::NativeModule,
-        Val::Package(p) => Val::Package(p.clone()),
-        Val::Member(m) => Val::Member(m.clone()),
-        Val::Instance(c) => Val::Instance(c.clone()),
-        Val::ClassOf(c) => Val::ClassOf(c.clone()),
-        Val::Remote(r) => Val::Remote(r.clone()),
-        Val::Seq(items) => {
-            let items: Vec<Val<'static>> = items.iter().filter_map(|i| share(i, local)).collect();
-            if items.is_empty() {
-                return None;
-            }
-            Val::Seq(items)
-        }
-        Val::Str(_) => return None,
-        Val::Object(_) | Val::Class(_) | Val::Function(_) | Val::Bound(_) => Val::Remote(local(v)?),
-    })
 }

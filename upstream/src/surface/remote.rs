@@ -4,8 +4,10 @@
 
 use super::expr::Args;
 use super::index::{ClassId, FuncId, FuncKind, MODULE_SCOPE};
-use super::program::{ClassExport, Exports, FuncExport, Remote, Shared, share};
-use super::walk::{Analyzer, Val, Vals};
+use super::value::{Remote, Shared, is_native, share};
+use super::value::{Val, Vals};
+use super::walk::Analyzer;
+use super::world::{ClassExport, Exports, FuncExport};
 use std::collections::BTreeMap;
 
 /// Base classes are followed across files this deep (a cycle stops there too).
@@ -172,7 +174,7 @@ impl<'a> Analyzer<'a> {
                 .iter()
                 .map(|a| &a.0)
                 .chain(args.keywords.iter().map(|k| &k.1));
-            if passes.flat_map(|v| v.iter()).any(super::program::is_native) {
+            if passes.flat_map(|v| v.iter()).any(is_native) {
                 self.outbound
                     .entry((module.to_owned(), name.to_owned()))
                     .or_default();

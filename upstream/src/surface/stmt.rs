@@ -1,7 +1,8 @@
 //! Statements: bindings, blocks and their guards, function and class bodies in their scopes.
 
 use super::guard::{exits, is_type_checking, try_guard};
-use super::walk::{Analyzer, Val, Vals, elements};
+use super::value::{Val, Vals};
+use super::walk::{Analyzer, elements};
 use super::{Access, Target};
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, Expr, Stmt};

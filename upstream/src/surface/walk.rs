@@ -7,50 +7,14 @@
 
 use super::deps::{Deps, Slot};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
-use super::program::{Remote, Round, World};
+use super::value::{Remote, Shared, Val, Vals};
+use super::world::{Round, World};
 use super::{Access, Guard, SurfaceConfig, Target, Use};
-use crate::extract::Lines;
+use crate::source::Lines;
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// What a name may hold, as far as the native surface is concerned.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Val<'a> {
-    NativeModule,
-    /// A package on the way to the native module (`mooncake` after `import mooncake.store`).
-    Package(String),
-    /// A member of the native module or of a native class or instance, as a value.
-    Member(Member),
-    /// An instance of the native class at this path.
-    Instance(String),
-    /// The class of a native instance (`type(cfg)`).
-    ClassOf(String),
-    /// A string constant that could name an attribute or a module.
-    Str(&'a str),
-    /// A tuple or list literal: iterating it yields these (never a `Seq`: nesting is dropped,
-    /// so `x = [x]` cannot grow without end).
-    Seq(Vec<Val<'a>>),
-    /// An instance of a class the module defines.
-    Object(ClassId),
-    Class(ClassId),
-    Function(FuncId),
-    /// A method reached through an instance (its first parameter is bound).
-    Bound(FuncId),
-    /// A definition, or an instance of a class, in another file of the program.
-    Remote(Remote),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) struct Member {
-    pub path: String,
-    pub on: super::On,
-    /// Set when the value came from `getattr(obj, name, fallback)`.
-    pub probe: Option<(usize, String)>,
-}
-
-pub(super) type Vals<'a> = BTreeSet<Val<'a>>;
 
 /// A call of a module function: what each parameter received, for calls that forward
 /// `*args` to a native member.
@@ -95,7 +59,7 @@ pub(super) struct Analyzer<'a> {
     /// The other files of the program, as the last round left them.
     pub world: &'a World,
     /// What this file passes to the other files' functions.
-    pub outbound: BTreeMap<(String, String), BTreeMap<usize, super::program::Shared>>,
+    pub outbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
     /// Per class, its bases defined in other files.
     pub remote_bases: Vec<BTreeSet<Remote>>,
     /// Per class, the `self.<name>` it assigns.

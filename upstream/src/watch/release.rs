@@ -5,6 +5,7 @@
 
 use super::diff::{Change, diff};
 use super::index::Wheel;
+pub use super::smoke::Smoke;
 use crate::core::CoreSurface;
 use crate::core::images::{self, ImageSide};
 use crate::core::model::ModuleKind;
@@ -74,22 +75,6 @@ pub struct LayerVerdict {
     pub base: String,
     pub works: bool,
     pub findings: Vec<String>,
-}
-
-/// The consumer's scenarios run against the installed release (`python3 -m <shim> --smoke`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "verdict", rename_all = "snake_case")]
-pub enum Smoke {
-    /// The summary line's counts, e.g. `smoke: 2 ok, 0 failed, 1 not run`.
-    Passed {
-        summary: String,
-    },
-    Failed {
-        output: String,
-    },
-    NotRun {
-        reason: String,
-    },
 }
 
 impl ReleaseReport {

@@ -4,15 +4,31 @@
 //! the wheel's and the shim's sha256, so a warm run does not run it again.
 
 use super::index::Wheel;
-use super::release::Smoke;
 use crate::core::read::{installed, missing_library};
 use crate::core::run::{StepError, bounded, tail};
 use crate::core::runtime::provides;
 use crate::core::wheel::inspect;
 use crate::source::sha256_hex;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// The consumer's scenarios run against the installed release (`python3 -m <shim> --smoke`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Smoke {
+    /// The summary line's counts, e.g. `smoke: 2 ok, 0 failed, 1 not run`.
+    Passed {
+        summary: String,
+    },
+    Failed {
+        output: String,
+    },
+    NotRun {
+        reason: String,
+    },
+}
 
 /// How the smoke runs.
 #[derive(Clone, Debug)]
