@@ -36,6 +36,9 @@ pub fn run(manifest: &Manifest, files: &[PathBuf], json: bool) -> Result {
         for item in &report.unused {
             eprintln!("api.toml: warning: {item}: declared, no consumer uses it");
         }
+        for note in &report.notes {
+            eprintln!("verify --consumer: warning: {note}");
+        }
         let uses: usize = report
             .files
             .iter()

@@ -131,6 +131,8 @@ pub struct ConsumerReport {
     pub files: Vec<FileReport>,
     /// `symbol X`, `method C.m`, `native C.m`, `dict key C.m[k]`: declared, used by no file.
     pub unused: Vec<String>,
+    /// What the analysis could not finish (the flow between files did not settle).
+    pub notes: Vec<String>,
 }
 
 impl ConsumerReport {
@@ -280,6 +282,15 @@ pub fn check(
         .collect();
     let api_uses = api_uses.into_iter().collect::<Result<Vec<_>, _>>()?;
     let natives = surface::derive_program_modules(&program, &config, &others)?;
+    let mut notes = Vec::new();
+    if natives.unsettled {
+        notes.push(format!(
+            "the flow between files did not settle in {} rounds: values passed through more \
+             files than that are not followed to their end, and their uses are not checked",
+            surface::MAX_ROUNDS
+        ));
+    }
+    let natives = natives.files;
     let files: Vec<FileReport> = sources
         .iter()
         .zip(api_uses.into_iter().zip(natives))
@@ -293,7 +304,11 @@ pub fn check(
         })
         .collect();
     let unused = unused(api, &files);
-    Ok(ConsumerReport { files, unused })
+    Ok(ConsumerReport {
+        files,
+        unused,
+        notes,
+    })
 }
 
 /// One file's report: its uses and what fails of them.

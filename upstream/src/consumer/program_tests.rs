@@ -150,3 +150,58 @@ fn files_the_flow_does_not_reach_are_not_read() {
         Vec::<String>::new()
     );
 }
+
+/// `m0` makes an engine; `m1` .. `m<depth>` each return the one before's; `end` calls a
+/// member on the last one's.
+fn chain(depth: usize) -> super::ConsumerReport {
+    let mut texts = vec![(
+        "pkg.m0".to_owned(),
+        "from mooncake.engine import TransferEngine\ndef make():\n    return TransferEngine()\n"
+            .to_owned(),
+    )];
+    for i in 1..=depth {
+        texts.push((
+            format!("pkg.m{i}"),
+            format!(
+                "from .m{} import make as inner\ndef make():\n    return inner()\n",
+                i - 1
+            ),
+        ));
+    }
+    texts.push((
+        "pkg.end".to_owned(),
+        format!("from .m{depth} import make\nmake().deep_member()\n"),
+    ));
+    let files: Vec<ConsumerFile> = texts
+        .iter()
+        .map(|(module, text)| ConsumerFile {
+            source: ModuleSource::from_bytes(format!("{module}.py"), text.as_bytes().to_vec())
+                .unwrap(),
+            module: module.clone(),
+            named: false,
+        })
+        .collect();
+    check(&api(), &files, &[]).unwrap()
+}
+
+#[test]
+fn a_value_is_followed_through_a_long_chain_of_files_or_the_limit_is_said() {
+    let report = chain(40);
+    assert_eq!(
+        report.failure_lines(),
+        [
+            "pkg.end.py:2: native mooncake.engine.TransferEngine.deep_member: undeclared: expected \
+          a [[native]] entry, found required call() on an instance"
+        ]
+    );
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    // Deeper than the rounds allowed: the end is not reached, and the report says so.
+    let report = chain(crate::surface::MAX_ROUNDS + 5);
+    assert_eq!(report.failure_lines(), Vec::<String>::new());
+    assert_eq!(report.notes.len(), 1);
+    assert!(
+        report.notes[0].starts_with("the flow between files did not settle in 256 rounds"),
+        "{:?}",
+        report.notes
+    );
+}

@@ -204,6 +204,13 @@ pub fn derive(
         roles: BTreeMap::new(),
     };
     let derived = surface::derive_program_modules(&program, &config, &others)?;
+    if derived.unsettled {
+        return Err(fail(format!(
+            "its modules pass values through more than {} files: the record would miss uses",
+            surface::MAX_ROUNDS
+        )));
+    }
+    let derived = derived.files;
     let mut uses = BTreeSet::new();
     for ((file, ..), found) in parsed.iter().zip(derived) {
         for u in found.into_iter().flatten() {

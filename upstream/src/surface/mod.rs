@@ -42,7 +42,7 @@ mod world;
 
 pub use compare::{Finding, SurfaceReport, compare, fits};
 pub(crate) use expr::keyword_args;
-pub use program::{ProgramFile, derive_program};
+pub use program::{MAX_ROUNDS, Program, ProgramFile, derive_program};
 
 use crate::source::{LoadError, ModuleSource};
 use mooncake_sos_codegen::model::Api;
@@ -207,9 +207,10 @@ pub fn derive_program_modules(
     files: &[ProgramFile<'_>],
     config: &SurfaceConfig,
     others: &[String],
-) -> Result<Vec<Option<Vec<Use>>>, LoadError> {
+) -> Result<Program, LoadError> {
     let native = |m: &str| m == config.native_module || others.iter().any(|o| o == m);
-    let mut out = derive_program(files, config)?;
+    let mut program = derive_program(files, config)?;
+    let out = &mut program.files;
     for uses in out.iter_mut().flatten() {
         uses.retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
     }
@@ -218,7 +219,9 @@ pub fn derive_program_modules(
             native_module: module.clone(),
             ..config.clone()
         };
-        for (uses, more) in out.iter_mut().zip(derive_program(files, &config)?) {
+        let more = derive_program(files, &config)?;
+        program.unsettled |= more.unsettled;
+        for (uses, more) in program.files.iter_mut().zip(more.files) {
             for mut u in more.into_iter().flatten() {
                 match &mut u.target {
                     Target::Native { path, .. } => *path = format!("{module}.{path}"),
@@ -230,11 +233,11 @@ pub fn derive_program_modules(
             }
         }
     }
-    for uses in out.iter_mut().flatten() {
+    for uses in program.files.iter_mut().flatten() {
         uses.sort();
         uses.dedup();
     }
-    Ok(out)
+    Ok(program)
 }
 
 /// Derives the surface of `source` and compares it with what `api` declares.

@@ -12,8 +12,18 @@ use crate::source::{LoadError, ModuleSource};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 
-/// Rounds are bounded: each adds at least one value, and real programs settle in a few.
-const MAX_ROUNDS: usize = 12;
+/// Rounds are bounded. Each round moves a value one file further (a result returned through
+/// a chain of 20 files takes 21) and re-reads only the files whose imports changed, so the
+/// bound is generous; a program that reaches it is said so ([`Program::unsettled`]).
+pub const MAX_ROUNDS: usize = 256;
+
+/// Each file's uses (`None`: not read), and whether the flow between files settled.
+pub struct Program {
+    pub files: Vec<Option<Vec<Use>>>,
+    /// The flow was still moving after [`MAX_ROUNDS`] rounds: values passed through more
+    /// files than that were not followed to their end.
+    pub unsettled: bool,
+}
 
 /// A file of the program: its source, its dotted module name, the modules its import lines
 /// name, and whether it is read from the start (it names the package).
@@ -30,7 +40,7 @@ pub struct ProgramFile<'s> {
 pub fn derive_program(
     files: &[ProgramFile<'_>],
     config: &SurfaceConfig,
-) -> Result<Vec<Option<Vec<Use>>>, LoadError> {
+) -> Result<Program, LoadError> {
     let mut read: Vec<bool> = files.iter().map(|f| f.seed).collect();
     // A file is analysed again only when what it reads of the world changed.
     let mut dirty = read.clone();
@@ -115,8 +125,12 @@ pub fn derive_program(
                     || called.contains(f.module)
                     || f.imports.iter().any(|m| changed.contains(m.as_str())));
         }
-        if !dirty.contains(&true) || round + 1 == MAX_ROUNDS {
-            return Ok(rounds.into_iter().map(|r| r.map(|r| r.uses)).collect());
+        let settled = !dirty.contains(&true);
+        if settled || round + 1 == MAX_ROUNDS {
+            return Ok(Program {
+                files: rounds.into_iter().map(|r| r.map(|r| r.uses)).collect(),
+                unsettled: !settled,
+            });
         }
         world = next;
     }
