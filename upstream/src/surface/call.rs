@@ -177,28 +177,11 @@ impl<'a> Analyzer<'a> {
         let f = &self.index.funcs[fid];
         let (scope, positional) = (f.scope, f.positional());
         let params: Vec<(&'a str, bool)> = f.params.clone();
-        let mut bound: Vec<(usize, Vals<'a>)> = Vec::new();
-        let mut extra = Some(0);
-        for (i, (vals, starred, _)) in args.positional.iter().enumerate() {
-            if *starred {
-                extra = None;
-                break;
-            }
-            let at = skip + i;
-            if at < positional {
-                bound.push((at, vals.clone()));
-            } else if let Some(n) = extra.as_mut() {
-                *n += 1;
-            }
-        }
-        for (name, vals) in &args.keywords {
-            if let Some(at) = name
-                .as_ref()
-                .and_then(|n| params.iter().position(|(p, _)| p == n))
-            {
-                bound.push((at, vals.clone()));
-            }
-        }
+        let (bound, extra) = args.bind(skip, positional, |n| {
+            params.iter().position(|(p, _)| *p == n)
+        });
+        let bound: Vec<(usize, Vals<'a>)> =
+            bound.into_iter().map(|(at, v)| (at, v.clone())).collect();
         let saved = self.scope;
         self.scope = scope;
         for (at, vals) in &bound {

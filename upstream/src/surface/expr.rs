@@ -16,6 +16,38 @@ pub(super) struct Args<'a> {
     pub keywords: Vec<(Option<&'a str>, Vals<'a>)>,
 }
 
+impl<'a> Args<'a> {
+    /// What each parameter of a function receives: positional arguments from parameter
+    /// `skip` on (of `positional` positional parameters), keywords by `index_of` their name;
+    /// and how many positional arguments are left over (`None`: a `*args` of unknown length).
+    pub fn bind(
+        &self,
+        skip: usize,
+        positional: usize,
+        index_of: impl Fn(&str) -> Option<usize>,
+    ) -> (Vec<(usize, &Vals<'a>)>, Option<usize>) {
+        let mut bound = Vec::new();
+        let mut extra = Some(0);
+        for (i, (vals, starred, _)) in self.positional.iter().enumerate() {
+            if *starred {
+                extra = None;
+                break;
+            }
+            if skip + i < positional {
+                bound.push((skip + i, vals));
+            } else if let Some(n) = extra.as_mut() {
+                *n += 1;
+            }
+        }
+        for (name, vals) in &self.keywords {
+            if let Some(at) = name.and_then(&index_of) {
+                bound.push((at, vals));
+            }
+        }
+        (bound, extra)
+    }
+}
+
 impl<'a> Analyzer<'a> {
     pub fn eval(&mut self, e: &'a Expr) -> Vals<'a> {
         match e {

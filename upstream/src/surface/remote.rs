@@ -185,25 +185,11 @@ impl<'a> Analyzer<'a> {
             return;
         };
         let positional = f.params.iter().filter(|(_, kw)| !kw).count();
-        let mut bound: Vec<(usize, &Vals<'a>)> = Vec::new();
-        for (i, (vals, starred, _)) in args.positional.iter().enumerate() {
-            if *starred {
-                break;
-            }
-            if skip + i < positional {
-                bound.push((skip + i, vals));
-            }
-        }
-        for (k, vals) in &args.keywords {
-            if let Some(at) = k.and_then(|k| f.params.iter().position(|(p, _)| p == k)) {
-                bound.push((at, vals));
-            }
-        }
+        let (bound, _) = args.bind(skip, positional, |n| {
+            f.params.iter().position(|(p, _)| p == n)
+        });
         for (at, vals) in bound {
-            let shared: Shared = vals
-                .iter()
-                .filter_map(|v| share(v, &|v| self.local_ref(v)))
-                .collect();
+            let shared = self.shared(vals);
             if shared.is_empty() {
                 continue;
             }
