@@ -7,7 +7,7 @@
 //! the module's line that sets it on every put; the 0.3.12.post1 core serves the module. The
 //! runs agree.
 
-use mooncake_sos_codegen::load_str;
+use mooncake_sos_contract::load_str;
 use mooncake_sos_testkit::{wheel, wheel_member};
 use mooncake_sos_tests::process::run_logged;
 use mooncake_sos_tests::venvs::ReleaseVenv;

@@ -9,7 +9,7 @@
 //! mechanics; the 0.3.11.post1 core fails the smoke (tests/docker_pin.rs), so a build here
 //! that must pass turns it off (MOONCAKE_SOS_SMOKE=0) and the log says it did not run.
 
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
     api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo, sha256_hex,
 };

@@ -7,7 +7,7 @@
 //! it and the wheel's own master. Beside it, the recipe as it was (the module overlaid on the
 //! 0.3.11.post1 core) fails at that smoke, naming `setup`. Asserted on docker's own output.
 
-use mooncake_sos_codegen::model::Layer;
+use mooncake_sos_contract::model::Layer;
 use mooncake_sos_testkit::env_path;
 use mooncake_sos_tests::docker::fixtures::{
     api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest, regenerated_repo,

@@ -6,7 +6,7 @@
 //! own: a mooncake_master and two clients with the consumer's call shapes, and the master
 //! stopped mid-run.
 
-use mooncake_sos_codegen::model::Layer;
+use mooncake_sos_contract::model::Layer;
 use mooncake_sos_testkit::wheels_dir;
 use mooncake_sos_tests::docker::fixtures::{api, scenarios_ran, sha256_hex, wheel_python_files};
 use mooncake_sos_tests::docker::{

@@ -1,37 +1,9 @@
-//! The generator: api.toml → parse → model → render → sync.
+//! The generator: the validated model (from `mooncake_sos_contract`) → render → sync.
 //!
-//! - [`parse`] reads the TOML with spans (shape errors located by serde),
-//! - [`model`] validates it into the typed [`model::Api`] (every rule, every error located),
 //! - [`render`] turns the model into outputs, one renderer and one template per artifact,
-//! - [`sync`] splices regions, writes atomically or checks for drift.
+//! - [`region`] finds the generated regions of hand-kept files,
+//! - [`sync`] splices regions, writes all or nothing, or checks for drift.
 
-pub mod diag;
-pub mod input;
-pub mod model;
-pub mod nesting;
-pub mod parse;
 pub mod region;
 pub mod render;
 pub mod sync;
-
-use diag::{Diagnostics, Source};
-use std::path::Path;
-
-/// Reads and validates a manifest. `display_name` is how errors name the file.
-pub fn load(path: &Path, display_name: &str) -> Result<model::Api, Diagnostics> {
-    load_str(display_name, &read_manifest(path, display_name)?)
-}
-
-/// The manifest's text: a regular UTF-8 file of at most [`input::MAX_TEXT_BYTES`]; anything
-/// else (a FIFO, a device, a directory, bad bytes) is a located error, at once.
-pub fn read_manifest(path: &Path, display_name: &str) -> Result<String, Diagnostics> {
-    input::read_text(path, input::MAX_TEXT_BYTES)
-        .map_err(|e| e.diagnostic(display_name, "the manifest").into())
-}
-
-/// Parses and validates manifest text.
-pub fn load_str(display_name: &str, text: &str) -> Result<model::Api, Diagnostics> {
-    let source = Source::new(display_name, text);
-    let raw = parse::parse(&source)?;
-    model::validate(&raw, &source)
-}

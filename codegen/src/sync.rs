@@ -13,13 +13,14 @@ mod paths;
 #[cfg(test)]
 mod tests;
 
-pub use commit::{is_staging_file, write_atomic};
+use mooncake_sos_contract::atomic::is_staging_file;
+use mooncake_sos_contract::drift::unified_diff;
 
-use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::input::{self, ReadError};
-use crate::model::RelPath;
 use crate::region;
 use crate::render::{HEADER, Output};
+use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
+use mooncake_sos_contract::input::{self, ReadError};
+use mooncake_sos_contract::model::RelPath;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -61,15 +62,6 @@ pub struct Change {
     target: PathBuf,
     /// This change is the manifest itself ([`plan_manifest_edit`]).
     manifest: bool,
-}
-
-/// A unified diff of `path` from `old` to `new`, as drift reports show it.
-pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string()
 }
 
 impl Change {

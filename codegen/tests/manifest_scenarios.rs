@@ -3,8 +3,8 @@
 
 mod common;
 
-use mooncake_sos_codegen::load_str;
-use mooncake_sos_codegen::model::PyData;
+use mooncake_sos_contract::load_str;
+use mooncake_sos_contract::model::PyData;
 
 const API: &str = include_str!("../../api.toml");
 

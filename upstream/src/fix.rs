@@ -8,7 +8,7 @@
 use crate::core::images::{ImageFinding, ImageSide};
 use crate::core::model::{CoreSurface, Instance, Member};
 use crate::surface::{Access, CallShape, On, SurfaceReport, Target, Use, fits};
-use mooncake_sos_codegen::model::native::overload_params;
+use mooncake_sos_contract::model::native::overload_params;
 use std::collections::BTreeMap;
 
 /// One declaration to add, change or remove.

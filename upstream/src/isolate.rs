@@ -6,7 +6,7 @@
 //! is given stay visible), a fresh tmpfs at /dev/shm, its scratch directory (also its TMPDIR
 //! and HOME) as the one writable place, a network namespace with only
 //! loopback, a clean environment and HOME, and a bound on its address space; the runner
-//! ([`crate::bounded`]) bounds its time.
+//! ([`mooncake_sos_contract::bounded`]) bounds its time.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -139,13 +139,13 @@ impl Isolation {
 
 /// Runs `true` in the namespaces.
 fn probe() -> Result<(), String> {
-    let scratch = crate::bounded::scratch("probe")
+    let scratch = mooncake_sos_contract::bounded::scratch("probe")
         .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let mut probe = Command::new("true");
     probe.current_dir(scratch.path());
     let mut wrapped = Isolation::Namespaces.wrap(&probe, scratch.path());
-    let limits = crate::bounded::Limits::within(Duration::from_secs(20));
-    let why = match crate::bounded::run(&mut wrapped, &limits) {
+    let limits = mooncake_sos_contract::bounded::Limits::within(Duration::from_secs(20));
+    let why = match mooncake_sos_contract::bounded::run(&mut wrapped, &limits) {
         Ok(done) if done.status.success() => return Ok(()),
         Ok(done) => format!(
             "{} ({})",

@@ -7,7 +7,6 @@
 //! [`surface`] derives what the module uses of the native core and of its package and checks it
 //! against the manifest's `[[native]]` and `[[sibling]]` declarations.
 
-pub mod bounded;
 pub mod check;
 pub mod consumer;
 pub mod core;
@@ -28,7 +27,7 @@ pub mod surface;
 pub mod version;
 pub mod watch;
 
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use report::Report;
 use source::{LoadError, ModuleSource};
 

@@ -2,7 +2,7 @@
 //! Both are untrusted: only regular files are opened (a FIFO or a device is refused, not
 //! waited on), and every read is bounded whatever a file or a zip header claims.
 
-use mooncake_sos_codegen::input::{self, ReadError};
+use mooncake_sos_contract::input::{self, ReadError};
 use ruff_text_size::TextSize;
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
@@ -52,9 +52,9 @@ impl LoadError {
         let message = message.into();
         Self {
             location: location.into(),
-            message: mooncake_sos_codegen::diag::excerpt(
+            message: mooncake_sos_contract::diag::excerpt(
                 &message,
-                mooncake_sos_codegen::diag::MAX_MESSAGE_CHARS,
+                mooncake_sos_contract::diag::MAX_MESSAGE_CHARS,
             )
             .into_owned(),
         }
@@ -191,7 +191,7 @@ pub fn module_member(dotted: &str) -> String {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    mooncake_sos_codegen::model::hex(&Sha256::digest(bytes))
+    mooncake_sos_contract::model::hex(&Sha256::digest(bytes))
 }
 
 /// `*.whl` files directly in `dir` that ship the top-level `package` (a wheel cache also

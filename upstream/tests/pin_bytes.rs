@@ -105,7 +105,7 @@ proptest! {
         }
         prop_assert_eq!(changed, 2);
         // And the manifest still loads, with the new pin.
-        let api = mooncake_sos_codegen::load_str("api.toml", &after).unwrap();
+        let api = mooncake_sos_contract::load_str("api.toml", &after).unwrap();
         prop_assert_eq!(api.upstream.commit, NEW_COMMIT);
     }
 

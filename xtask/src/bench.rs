@@ -6,8 +6,8 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{ManifestArg, repo_root};
-use mooncake_sos_codegen::model::Api;
-use mooncake_sos_upstream::bounded;
+use mooncake_sos_contract::bounded;
+use mooncake_sos_contract::model::Api;
 use mooncake_sos_upstream::source::ModuleSource;
 use mooncake_sos_upstream::surface;
 use std::path::{Path, PathBuf};

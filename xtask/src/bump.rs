@@ -5,8 +5,8 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::FetchArgs;
-use mooncake_sos_codegen::model::Api;
-use mooncake_sos_codegen::model::values::is_hex;
+use mooncake_sos_contract::model::Api;
+use mooncake_sos_contract::model::values::is_hex;
 use mooncake_sos_upstream::fetch::{Fetch, Limits, get};
 use mooncake_sos_upstream::pin;
 use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};

@@ -6,7 +6,7 @@ use crate::core_diff::{self, Form};
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::Reading;
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use mooncake_sos_upstream::core::images::{self, Unread};
 use mooncake_sos_upstream::core::needs::{from_manifest, serve};
 use mooncake_sos_upstream::core::read::Origin;

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
     }
     let command = Cli::parse().command;
     // Scratch directories of earlier runs that were killed before they could remove them.
-    mooncake_sos_upstream::bounded::sweep_stale(&std::env::temp_dir());
+    mooncake_sos_contract::bounded::sweep_stale(&std::env::temp_dir());
     let result = match command {
         Command::Regen(args) => regen::run(&args),
         Command::Verify(args) => verify::run(&args),

@@ -3,10 +3,11 @@
 //! takes, and regen itself.
 
 use crate::exit::{BadInput, Outcome, Result};
-use mooncake_sos_codegen::diag::Source;
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_codegen::render;
 use mooncake_sos_codegen::sync::{self, Status};
-use mooncake_sos_codegen::{load_str, render};
+use mooncake_sos_contract::diag::Source;
+use mooncake_sos_contract::load_str;
+use mooncake_sos_contract::model::Api;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -228,7 +229,7 @@ fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
 /// check), so anyone who locks api.toml to change it in place is kept out too.
 fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
     // Only a regular file: a FIFO or a device is refused here, not waited on.
-    let file = mooncake_sos_codegen::input::open_regular(path)
+    let file = mooncake_sos_contract::input::open_regular(path)
         .map_err(|e| BadInput(e.diagnostic(display, "the manifest").to_string()))?;
     if exclusive {
         file.lock()
@@ -241,7 +242,7 @@ fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
 
 /// The manifest's text: a regular file, bounded in size, UTF-8 (a bad byte is located).
 fn read(path: &Path, display: &str) -> Result<String> {
-    Ok(mooncake_sos_codegen::read_manifest(path, display)?)
+    Ok(mooncake_sos_contract::read_manifest(path, display)?)
 }
 
 fn root_of(path: &Path) -> &Path {

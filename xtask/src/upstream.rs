@@ -3,7 +3,7 @@
 
 use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use mooncake_sos_upstream::core::CoreSurface;
 use mooncake_sos_upstream::core::images::{self, ImageFinding};
 use mooncake_sos_upstream::core::read::Reader;
@@ -196,8 +196,8 @@ pub fn interpreter(python: &std::path::Path) -> PathBuf {
         .get_or_init(|| {
             let mut cmd = std::process::Command::new(python);
             cmd.args(["-c", "import sys; print(sys.executable)"]);
-            let limits = mooncake_sos_upstream::bounded::Limits::within(Duration::from_secs(30));
-            mooncake_sos_upstream::bounded::run(&mut cmd, &limits)
+            let limits = mooncake_sos_contract::bounded::Limits::within(Duration::from_secs(30));
+            mooncake_sos_contract::bounded::run(&mut cmd, &limits)
                 .ok()
                 .filter(|o| o.status.success())
                 .map(|o| PathBuf::from(o.stdout_text().trim()))

@@ -6,7 +6,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::IndexArgs;
-use mooncake_sos_codegen::model::{Api, Image, Layer};
+use mooncake_sos_contract::model::{Api, Image, Layer};
 use mooncake_sos_upstream::core::model::Read;
 use mooncake_sos_upstream::core::record;
 use mooncake_sos_upstream::core::users::{self, UserRecord};
@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> Result {
     };
     for r in &records {
         let path = users::path(root, &r.package, &r.version);
-        mooncake_sos_codegen::sync::write_atomic(&path, r.to_json().as_bytes())
+        mooncake_sos_contract::atomic::write_atomic(&path, r.to_json().as_bytes())
             .map_err(|e| BadInput(format!("{}: error: cannot write: {e}", path.display())))?;
         println!(
             "written: {} ({} uses in {} files; torch: {})",

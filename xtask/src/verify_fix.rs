@@ -7,8 +7,8 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
-use mooncake_sos_codegen::load_str;
-use mooncake_sos_codegen::sync::unified_diff;
+use mooncake_sos_contract::drift::unified_diff;
+use mooncake_sos_contract::load_str;
 use mooncake_sos_upstream::core::images;
 use mooncake_sos_upstream::fix::{self, Edit};
 use mooncake_sos_upstream::source::ModuleSource;

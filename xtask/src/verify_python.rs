@@ -5,7 +5,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_codegen::render::shim_path;
-use mooncake_sos_upstream::bounded;
+use mooncake_sos_contract::bounded;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;

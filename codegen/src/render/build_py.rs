@@ -4,9 +4,9 @@
 use super::docker::BASE_TAG_ARG;
 use super::python::{Py, str_literal};
 use super::{Output, RenderError};
-use crate::model::{Api, Layer, RelPath};
 use askama::Template;
 use heck::ToShoutySnakeCase;
+use mooncake_sos_contract::model::{Api, Layer, RelPath};
 use std::collections::BTreeMap;
 
 #[derive(Template)]

@@ -4,8 +4,8 @@
 
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
-use crate::model::{Api, Image, Layer};
 use askama::Template;
+use mooncake_sos_contract::model::{Api, Image, Layer};
 
 #[derive(Template)]
 #[template(path = "overlay.dockerfile", escape = "none")]

@@ -5,8 +5,8 @@
 
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
-use crate::model::{Api, Image, Layer, Wheel};
 use askama::Template;
+use mooncake_sos_contract::model::{Api, Image, Layer, Wheel};
 
 #[derive(Template)]
 #[template(path = "pin.dockerfile", escape = "none")]

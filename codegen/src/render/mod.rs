@@ -11,7 +11,7 @@ pub mod python;
 mod rust_bindings;
 mod shim;
 
-use crate::model::{Api, Layer, RelPath};
+use mooncake_sos_contract::model::{Api, Layer, RelPath};
 
 /// Where the shim is written (and the Dockerfiles COPY it from), relative to the repo root.
 pub use shim::path as shim_path;

@@ -12,7 +12,7 @@ mod scenarios;
 mod wrapper;
 
 use super::{HEADER, Output, RenderError};
-use crate::model::{Api, RelPath};
+use mooncake_sos_contract::model::{Api, RelPath};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -91,7 +91,8 @@ mod tests {
     /// order: the consumer's); before, SCENARIOS_JSON sorted its keys.
     #[test]
     fn scenario_dicts_keep_the_manifests_key_order() {
-        let api = crate::load_str("api.toml", MANIFEST).unwrap_or_else(|d| panic!("{d}"));
+        let api =
+            mooncake_sos_contract::load_str("api.toml", MANIFEST).unwrap_or_else(|d| panic!("{d}"));
         let text = bindings(MANIFEST);
         let shim = crate::render::render_all(&api)
             .expect("render")
@@ -116,7 +117,8 @@ mod tests {
     }
 
     fn bindings(manifest: &str) -> String {
-        let api = crate::load_str("api.toml", manifest).unwrap_or_else(|d| panic!("{d}"));
+        let api =
+            mooncake_sos_contract::load_str("api.toml", manifest).unwrap_or_else(|d| panic!("{d}"));
         let outputs = render(&api).expect("render");
         let paths: Vec<&str> = outputs.iter().map(|o| o.path().as_str()).collect();
         assert_eq!(

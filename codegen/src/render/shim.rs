@@ -3,10 +3,10 @@
 
 use super::python::{Py, str_literal};
 use super::{HEADER, Output, RenderError};
-use crate::model::{
+use askama::Template;
+use mooncake_sos_contract::model::{
     Api, DefaultValue, NativeCheck, Param, ParamKind, PyData, RelPath, Scenario, SymbolKind,
 };
-use askama::Template;
 
 #[derive(Template)]
 #[template(path = "shim.py", escape = "none")]
@@ -102,7 +102,7 @@ fn params(params: &[Param]) -> Py {
     )
 }
 
-fn symbol(s: &crate::model::Symbol) -> Py {
+fn symbol(s: &mooncake_sos_contract::model::Symbol) -> Py {
     let mut d = vec![
         ("name", Py::str(&s.name)),
         ("kind", Py::str(s.kind.as_str())),
@@ -137,7 +137,7 @@ fn symbol(s: &crate::model::Symbol) -> Py {
     Py::Dict(d)
 }
 
-fn native(n: &crate::model::NativeRequirement) -> Py {
+fn native(n: &mooncake_sos_contract::model::NativeRequirement) -> Py {
     let mut d = vec![
         ("object", Py::str(&n.object)),
         ("reason", Py::str(&n.reason)),

@@ -6,8 +6,9 @@
 //! whole (old or new), `regen --check` says which are stale, and the next regen finishes.
 
 use super::{Change, Status};
-use std::fs::{File, Permissions};
-use std::io::{self, Write};
+use mooncake_sos_contract::atomic::{sibling, staging_prefix, write_synced};
+use std::fs::File;
+use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -112,7 +113,10 @@ fn preflight(c: &Change) -> io::Result<()> {
                     ),
                 ));
             }
-            let now = crate::input::read_text(&c.target, crate::input::MAX_TEXT_BYTES);
+            let now = mooncake_sos_contract::input::read_text(
+                &c.target,
+                mooncake_sos_contract::input::MAX_TEXT_BYTES,
+            );
             if now.ok().as_deref() != Some(old.as_str()) {
                 return Err(changed());
             }
@@ -217,40 +221,6 @@ fn remove_dirs(created: &[PathBuf]) {
     }
 }
 
-/// `.NAME.regen-PID.SUFFIX` beside `path`.
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    path.with_file_name(format!(
-        "{}{}.{suffix}",
-        staging_prefix(name),
-        std::process::id()
-    ))
-}
-
-fn write_synced(path: &Path, contents: &[u8], mode: Option<Permissions>) -> io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    f.write_all(contents)?;
-    // Keep the mode of the file being replaced (docker/build.py is executable).
-    if let Some(mode) = mode {
-        f.set_permissions(mode)?;
-    }
-    f.sync_all()
-}
-
-/// `.NAME.regen-PID.tmp` (staging) and `.NAME.regen-PID.old.tmp` (backup) beside NAME.
-fn staging_prefix(name: &str) -> String {
-    format!(".{name}.regen-")
-}
-
-/// A file a regen stages or backs up beside an output; one is left behind when regen is
-/// killed before it cleans up. Not an output: `--check` and the orphan scan skip it.
-pub fn is_staging_file(name: &str) -> bool {
-    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".regen-")
-}
-
 /// Removes the staging files a killed regen left beside `path`. The caller holds the
 /// manifest's lock, so no live regen of the same manifest is writing them.
 fn remove_staging_files(path: &Path) {
@@ -268,22 +238,4 @@ fn remove_staging_files(path: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-/// Replaces one file atomically (a staging file beside it, fsync, rename; its mode kept), so
-/// a reader sees the old or the new bytes. For a single file outside a plan.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&dir)?;
-    let tmp = sibling(path, "tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let result = write_synced(&tmp, contents, mode).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -12,10 +12,10 @@
 
 use super::paths::Repo;
 use super::regular_files;
-use crate::diag::{Diagnostic, Source};
-use crate::input;
 use crate::region::{self, Region};
 use crate::render::Output;
+use mooncake_sos_contract::diag::{Diagnostic, Source};
+use mooncake_sos_contract::input;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

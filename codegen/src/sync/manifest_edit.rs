@@ -1,8 +1,8 @@
 //! Plans for the commands that edit the manifest: the manifest and every output together.
 
 use super::{Change, Rename, Status, plan_renaming};
-use crate::diag::{Diagnostic, Diagnostics, Source};
-use crate::model::RelPath;
+use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
+use mooncake_sos_contract::model::RelPath;
 use std::path::{Path, PathBuf};
 
 /// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
@@ -27,7 +27,7 @@ pub fn plan_manifest_edit_renaming(
     force: bool,
     renames: &[Rename],
 ) -> Result<Vec<Change>, Diagnostics> {
-    let api = crate::load_str(&edited.name, &edited.text)?;
+    let api = mooncake_sos_contract::load_str(&edited.name, &edited.text)?;
     let outputs = crate::render::render_all(&api)
         .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
     let mut changes = plan_renaming(root, edited, &api.name, &outputs, force, renames)?;
@@ -37,7 +37,7 @@ pub fn plan_manifest_edit_renaming(
         return Err(Diagnostic::new(edited, 0..0, msg).into());
     };
     let target = write_target(root, path.as_str(), edited)?;
-    let old = crate::read_manifest(&target, &edited.name)?;
+    let old = mooncake_sos_contract::read_manifest(&target, &edited.name)?;
     let status = if old == *edited.text {
         Status::Unchanged
     } else {

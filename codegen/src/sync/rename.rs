@@ -1,9 +1,9 @@
 //! Regions an edit of the manifest renames: an image moved to another strategy keeps its
 //! region's place in its Dockerfile.
 
-use crate::diag::Source;
-use crate::model::RelPath;
 use crate::region;
+use mooncake_sos_contract::diag::Source;
+use mooncake_sos_contract::model::RelPath;
 
 /// A region that an edit of the manifest gives another id (an image moved to another
 /// strategy: `overlay` -> `pin`): in `file`, region `from` is renamed `to` in place before

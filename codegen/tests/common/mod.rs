@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
-use mooncake_sos_codegen::load_str;
+use mooncake_sos_contract::load_str;
 
 /// The 1-based line and column of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {

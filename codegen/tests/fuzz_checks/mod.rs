@@ -6,12 +6,13 @@
 
 #![allow(dead_code)] // each harness uses a different subset
 
-use mooncake_sos_codegen::diag::Diagnostic;
-use mooncake_sos_codegen::diag::Source;
-use mooncake_sos_codegen::model::RelPath;
 use mooncake_sos_codegen::render::Output;
 use mooncake_sos_codegen::sync::{self, Status};
-use mooncake_sos_codegen::{load_str, region, render};
+use mooncake_sos_codegen::{region, render};
+use mooncake_sos_contract::diag::Diagnostic;
+use mooncake_sos_contract::diag::Source;
+use mooncake_sos_contract::load_str;
+use mooncake_sos_contract::model::RelPath;
 use std::collections::BTreeMap;
 
 pub mod structure;

@@ -3,9 +3,10 @@
 
 use super::Build;
 use crate::repo_root;
-use mooncake_sos_codegen::diag::Source;
-use mooncake_sos_codegen::model::Api;
-use mooncake_sos_codegen::{load_str, render, sync};
+use mooncake_sos_codegen::{render, sync};
+use mooncake_sos_contract::diag::Source;
+use mooncake_sos_contract::load_str;
+use mooncake_sos_contract::model::Api;
 use mooncake_sos_testkit::{FileServer, wheel};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};

@@ -3,7 +3,7 @@
 use super::values::outside_domains;
 use super::{ConsumerUse, UseKind};
 use crate::surface::{CallShape, Finding};
-use mooncake_sos_codegen::model::{Api, Param, ParamKind, SymbolKind};
+use mooncake_sos_contract::model::{Api, Param, ParamKind, SymbolKind};
 use std::collections::BTreeSet;
 
 /// What a subject names in the manifest.

@@ -3,7 +3,7 @@
 
 use super::{ConsumerFile, check};
 use crate::source::ModuleSource;
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 
 const API: &str = include_str!("../../../api.toml");
 
@@ -37,7 +37,7 @@ def other():
 
 #[test]
 fn engine_calls_are_checked_like_the_cores() {
-    let api = mooncake_sos_codegen::load_str("api.toml", API).unwrap();
+    let api = mooncake_sos_contract::load_str("api.toml", API).unwrap();
     // Against api.toml: an undeclared member and a computed name. Its engine entries declare
     // no overload (the releases' docstrings differ): the calls are fitted to the cores below.
     assert_eq!(
@@ -88,7 +88,7 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
             _ => part.find("\n\n").map_or("", |at| &part[at..]).to_owned(),
         })
         .collect::<String>();
-    let api = mooncake_sos_codegen::load_str("api.toml", &text).unwrap_or_else(|d| panic!("{d}"));
+    let api = mooncake_sos_contract::load_str("api.toml", &text).unwrap_or_else(|d| panic!("{d}"));
     assert!(api.surface.members.iter().all(|m| m.module.is_none()));
     let user = "from mooncake.engine import TransferEngine\nTransferEngine().initialize(\"h\")\n";
     assert_eq!(

@@ -4,12 +4,12 @@
 
 use super::{ConsumerFile, check};
 use crate::source::ModuleSource;
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 
 const API: &str = include_str!("../../../api.toml");
 
 fn api() -> Api {
-    mooncake_sos_codegen::load_str("api.toml", API).unwrap()
+    mooncake_sos_contract::load_str("api.toml", API).unwrap()
 }
 
 /// Files as a directory walk finds them (`named: false`): `(module, text)`.

@@ -1,11 +1,11 @@
 use super::{ConsumerFile, ConsumerReport, UseKind, check};
 use crate::source::ModuleSource;
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 
 const API: &str = include_str!("../../../api.toml");
 
 fn api() -> Api {
-    mooncake_sos_codegen::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
+    mooncake_sos_contract::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
 fn file(source: ModuleSource) -> ConsumerFile {

@@ -3,8 +3,8 @@
 //! call or an f-string may hold anything, and is never a finding.
 
 use crate::domain::{one_of, repr};
-use mooncake_sos_codegen::model::python::parse_expr;
-use mooncake_sos_codegen::model::{Param, ParamKind, PyLiteral};
+use mooncake_sos_contract::model::python::parse_expr;
+use mooncake_sos_contract::model::{Param, ParamKind, PyLiteral};
 use std::collections::BTreeMap;
 
 /// A literal outside its parameter's domain.

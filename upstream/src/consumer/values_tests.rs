@@ -2,12 +2,12 @@
 
 use crate::consumer::{ConsumerFile, check};
 use crate::source::ModuleSource;
-use mooncake_sos_codegen::model::{Api, SymbolKind};
+use mooncake_sos_contract::model::{Api, SymbolKind};
 
 const API: &str = include_str!("../../../api.toml");
 
 fn api() -> Api {
-    mooncake_sos_codegen::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
+    mooncake_sos_contract::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
 fn failures(text: &str) -> Vec<String> {

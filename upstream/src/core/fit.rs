@@ -3,7 +3,7 @@
 //! a call as the module makes it (its shape: positional count, keyword names) must fit one.
 
 use crate::surface::{CallShape, fits};
-use mooncake_sos_codegen::model::native::overload_params;
+use mooncake_sos_contract::model::native::overload_params;
 use serde::Serialize;
 
 /// Why a core does not serve a use.

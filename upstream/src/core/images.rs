@@ -8,7 +8,7 @@ use super::record;
 use super::uses::requirements;
 use crate::source::LoadError;
 use crate::surface::{Target, Use};
-use mooncake_sos_codegen::model::{Api, Image, Layer};
+use mooncake_sos_contract::model::{Api, Image, Layer};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

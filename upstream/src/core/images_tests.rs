@@ -4,7 +4,7 @@
 use super::*;
 use crate::source::ModuleSource;
 use crate::surface::{SurfaceConfig, derive};
-use mooncake_sos_codegen::load_str;
+use mooncake_sos_contract::load_str;
 
 const SHIPPED: &str = include_str!("../../../api.toml");
 /// The CUDA image back on strategy overlay over its base's 0.3.11.post1 wheel (as before
@@ -57,7 +57,7 @@ def put(config):
     config.group_ids = [1]
 ";
 
-fn findings(api: &mooncake_sos_codegen::model::Api, root: &Path) -> Vec<String> {
+fn findings(api: &mooncake_sos_contract::model::Api, root: &Path) -> Vec<String> {
     let sides = load_all(root, api).unwrap_or_else(|e| panic!("{e}"));
     let source = ModuleSource::from_bytes("m.py", MODULE.as_bytes().to_vec()).unwrap();
     let surface = derive(&source, &SurfaceConfig::from_api(api)).unwrap();

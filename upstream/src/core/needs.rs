@@ -7,8 +7,8 @@ pub use super::fit::Why;
 use super::fit::callable;
 use super::model::{Access, Class, CoreSurface, Instance, Member, Place};
 use crate::surface::CallShape;
-use mooncake_sos_codegen::model::native::qualified;
-use mooncake_sos_codegen::model::{NativeCheck, NativeRequirement};
+use mooncake_sos_contract::model::native::qualified;
+use mooncake_sos_contract::model::{NativeCheck, NativeRequirement};
 use serde::Serialize;
 
 /// One use of the native core.

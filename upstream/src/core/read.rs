@@ -88,7 +88,8 @@ impl Reader {
         let surface = self.introspect(wheel, &core)?;
         if let Some(path) = cached {
             // A cache that cannot be written costs the next run time, not this one's result.
-            let _ = mooncake_sos_codegen::sync::write_atomic(&path, surface.to_json().as_bytes());
+            let _ =
+                mooncake_sos_contract::atomic::write_atomic(&path, surface.to_json().as_bytes());
         }
         Ok((surface, Origin::Read))
     }
@@ -103,7 +104,7 @@ impl Reader {
     fn introspect(&self, wheel: &Path, core: &WheelCore) -> Result<CoreSurface, LoadError> {
         let fail = |m: String| LoadError::new(&core.display, m);
         let deadline = Instant::now() + self.timeout;
-        let work = crate::bounded::scratch("core")
+        let work = mooncake_sos_contract::bounded::scratch("core")
             .map_err(|e| fail(format!("cannot make a temporary directory: {e}")))?;
         let venv = work.path().join("venv");
         let venv_python = venv.join("bin/python");

@@ -4,7 +4,7 @@
 
 use super::model::{CoreSurface, FORMAT};
 use crate::source::LoadError;
-use mooncake_sos_codegen::sync;
+use mooncake_sos_contract::drift;
 use std::path::{Path, PathBuf};
 
 /// The records' directory, relative to the repository root.
@@ -51,7 +51,7 @@ pub fn load(path: &Path) -> Result<CoreSurface, LoadError> {
 /// Writes the record of `surface` atomically; returns its path.
 pub fn write(root: &Path, surface: &CoreSurface) -> std::io::Result<PathBuf> {
     let path = path(root, &surface.wheel.package, &surface.wheel.version);
-    mooncake_sos_codegen::sync::write_atomic(&path, surface.to_json().as_bytes())?;
+    mooncake_sos_contract::atomic::write_atomic(&path, surface.to_json().as_bytes())?;
     Ok(path)
 }
 
@@ -70,6 +70,6 @@ pub fn drift(root: &Path, surface: &CoreSurface) -> Drift {
     match std::fs::read_to_string(root.join(&rel)) {
         Err(_) => Drift::Missing,
         Ok(old) if old == fresh => Drift::Current,
-        Ok(old) => Drift::Differs(sync::unified_diff(&rel, &old, &fresh)),
+        Ok(old) => Drift::Differs(drift::unified_diff(&rel, &old, &fresh)),
     }
 }

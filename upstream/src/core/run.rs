@@ -1,7 +1,7 @@
 //! A step of reading a core (make a venv, install, import) under the read's one deadline,
-//! through the project's runner ([`crate::bounded`]).
+//! through the project's runner ([`mooncake_sos_contract::bounded`]).
 
-use crate::bounded::{Error, Limits, run};
+use mooncake_sos_contract::bounded::{Error, Limits, run};
 use std::process::{Command, ExitStatus};
 use std::time::Instant;
 

@@ -7,7 +7,7 @@ use super::uses::of_surface;
 use crate::source::{LoadError, ModuleSource};
 use crate::surface::{SurfaceConfig, derive};
 use crate::version::{Release, compare};
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use serde::Serialize;
 
 /// A module's side: what it needs of the core, under the label its row carries.

@@ -7,7 +7,7 @@ use super::model::{CoreSurface, Member, ModuleKind, NamespaceRef, Place};
 use super::record;
 use super::users::{self, UseAccess, UserRecord, UserUse};
 use crate::source::LoadError;
-use mooncake_sos_codegen::model::{Api, Image, Layer};
+use mooncake_sos_contract::model::{Api, Image, Layer};
 use std::collections::BTreeMap;
 use std::path::Path;
 

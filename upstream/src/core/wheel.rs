@@ -116,7 +116,7 @@ pub fn package_modules(names: &[String], top: &str) -> BTreeMap<String, ModuleKi
 
 /// An ASCII Python name (what a module file in a wheel is called).
 fn is_identifier(s: &str) -> bool {
-    mooncake_sos_codegen::model::values::is_python_identifier(s)
+    mooncake_sos_contract::model::values::is_python_identifier(s)
 }
 
 fn read_member(

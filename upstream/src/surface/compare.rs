@@ -3,7 +3,7 @@
 //! declaration; a declaration no use needs is a warning (`by = "consumer"` ones excepted).
 
 use super::{Access, CallShape, Surface, Target, Use};
-use mooncake_sos_codegen::model::native::{
+use mooncake_sos_contract::model::native::{
     MemberKind, NativeMember, NativeSurface, NeededBy, OverloadParamKind, Usage, overload_params,
 };
 use serde::Serialize;
@@ -294,7 +294,7 @@ fn member(subject: &str, m: &NativeMember, uses: &[&Use], failures: &mut Vec<Fin
 /// Whether a call with `shape` binds the parameters of an overload (`Err`: why not). Also
 /// how `core::fit` judges a call against the overloads a core has.
 pub fn fits(
-    params: &[mooncake_sos_codegen::model::native::OverloadParam],
+    params: &[mooncake_sos_contract::model::native::OverloadParam],
     shape: &CallShape,
 ) -> Result<(), String> {
     use OverloadParamKind::*;

@@ -5,7 +5,7 @@ use super::index::FuncKind;
 use super::value::{Member, Val, Vals};
 use super::walk::{Analyzer, elements};
 use super::{Access, Guard, On, Target};
-use mooncake_sos_codegen::model::values::is_dotted_name;
+use mooncake_sos_contract::model::values::is_dotted_name;
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, BoolOp, Expr};
 

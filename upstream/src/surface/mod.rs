@@ -45,7 +45,7 @@ pub(crate) use expr::keyword_args;
 pub use program::{MAX_ROUNDS, Program, ProgramFile, derive_program};
 
 use crate::source::{LoadError, ModuleSource};
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! module's constants (`DEFAULT_BUNDLE_CHUNK_BYTES`: a default the consumer relies on).
 
 use crate::extract::{BindingKind, FunctionFacts, ModuleFacts, ParamFacts};
-use mooncake_sos_codegen::model::{Api, SymbolKind};
+use mooncake_sos_contract::model::{Api, SymbolKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn names_parameter_default_and_constant_changes_of_declared_symbols_only() {
-        let api = mooncake_sos_codegen::load_str(
+        let api = mooncake_sos_contract::load_str(
             "api.toml",
             &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../api.toml")).unwrap(),
         )

@@ -229,8 +229,8 @@ impl Index {
                 let (path, fragment) = href.split_once('#')?;
                 let sha256 = fragment.strip_prefix("sha256=")?;
                 let file = path.rsplit('/').next()?.to_owned();
-                (mooncake_sos_codegen::model::layers::is_wheel_of(&file, package, version)
-                    && mooncake_sos_codegen::model::values::is_hex(sha256, 64))
+                (mooncake_sos_contract::model::layers::is_wheel_of(&file, package, version)
+                    && mooncake_sos_contract::model::values::is_hex(sha256, 64))
                 .then(|| (file, sha256.to_owned()))
             })
             .collect();
@@ -319,7 +319,7 @@ impl Index {
     /// only touched by this process).
     fn mark_verified(&self, wheel: &Wheel) {
         if let Some(stamp) = stamp(&wheel.path) {
-            let _ = mooncake_sos_codegen::sync::write_atomic(
+            let _ = mooncake_sos_contract::atomic::write_atomic(
                 &self.verified_path(&wheel.sha256),
                 stamp.as_bytes(),
             );
@@ -408,7 +408,7 @@ impl Index {
     fn run(&self, mut cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
         // pip's own temporary files go in a scratch directory, so they go with it on every
         // path (and a killed run's are swept at the next start).
-        let work = crate::bounded::scratch("pip").map_err(|e| {
+        let work = mooncake_sos_contract::bounded::scratch("pip").map_err(|e| {
             LoadError::new(label, format!("cannot make a temporary directory: {e}"))
         })?;
         cmd.env("TMPDIR", work.path());
@@ -463,7 +463,7 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(mooncake_sos_codegen::model::hex(&hasher.finalize()))
+    Ok(mooncake_sos_contract::model::hex(&hasher.finalize()))
 }
 
 /// A file's size, mtime (ns) and inode: any write or replacement changes it.
@@ -488,7 +488,7 @@ fn touch(path: &Path) {
 }
 
 fn store(path: &Path, bytes: &[u8], label: &str) -> Result<(), LoadError> {
-    mooncake_sos_codegen::sync::write_atomic(path, bytes).map_err(|e| {
+    mooncake_sos_contract::atomic::write_atomic(path, bytes).map_err(|e| {
         LoadError::new(
             label,
             format!("cannot write the cache ({}): {e}", path.display()),

@@ -55,7 +55,8 @@ impl Interpreter {
                         ),
                     ));
                 }
-                let _ = mooncake_sos_codegen::sync::write_atomic(&record, done.stdout.as_bytes());
+                let _ =
+                    mooncake_sos_contract::atomic::write_atomic(&record, done.stdout.as_bytes());
                 done.stdout
             }
         };

@@ -20,7 +20,7 @@ use crate::extract::extract;
 use crate::source::{LoadError, ModuleSource};
 use crate::version::{Release, compare};
 use index::{Index, Wheel};
-use mooncake_sos_codegen::model::{Api, Layer};
+use mooncake_sos_contract::model::{Api, Layer};
 use plan::ImagePlan;
 use rayon::prelude::*;
 use release::ReleaseReport;

@@ -4,7 +4,7 @@
 
 use super::release::ReleaseReport;
 use crate::version::{Release, compare};
-use mooncake_sos_codegen::model::{CoreSource, Image, Layer};
+use mooncake_sos_contract::model::{CoreSource, Image, Layer};
 use serde::Serialize;
 use std::cmp::Ordering;
 

@@ -16,7 +16,7 @@ use crate::core::users_check;
 use crate::core::uses::requirements;
 use crate::extract::ModuleFacts;
 use crate::source::{LoadError, ModuleSource};
-use mooncake_sos_codegen::model::Api;
+use mooncake_sos_contract::model::Api;
 use serde::{Deserialize, Serialize};
 
 /// What watch found in one release.

@@ -102,14 +102,14 @@ impl Smoker {
         if !matches!(smoke, Smoke::NotRun { .. })
             && let Ok(json) = serde_json::to_string(&smoke)
         {
-            let _ = mooncake_sos_codegen::sync::write_atomic(&cached, json.as_bytes());
+            let _ = mooncake_sos_contract::atomic::write_atomic(&cached, json.as_bytes());
         }
         smoke
     }
 
     fn fresh(&self, wheel: &Wheel, shim: &str) -> Smoke {
         let not_run = |reason: String| Smoke::NotRun { reason };
-        let Ok(work) = crate::bounded::scratch("smoke") else {
+        let Ok(work) = mooncake_sos_contract::bounded::scratch("smoke") else {
             return not_run("cannot make a temporary directory".into());
         };
         let deadline = Instant::now() + self.timeout;

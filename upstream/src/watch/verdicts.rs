@@ -65,7 +65,7 @@ impl Verdicts {
         };
         if let Ok(json) = serde_json::to_string(report) {
             // A cache that cannot be written costs the next run time, not this one's result.
-            let _ = mooncake_sos_codegen::sync::write_atomic(&path, json.as_bytes());
+            let _ = mooncake_sos_contract::atomic::write_atomic(&path, json.as_bytes());
         }
     }
 }

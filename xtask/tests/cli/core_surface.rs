@@ -3,7 +3,7 @@
 
 use crate::common::cores::{cuda13_libs, cuda13_wheel, reader};
 use crate::common::{Sandbox, repo_root, xtask};
-use mooncake_sos_codegen::load_str;
+use mooncake_sos_contract::load_str;
 use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
 use mooncake_sos_upstream::core::read::Origin;
 use mooncake_sos_upstream::core::table::ModuleNeeds;

@@ -2,7 +2,7 @@
 //! shim itself (included as text), whose `check()` the runtime runs, so the bindings carry no
 //! second copy of the manifest's API.
 
-use crate::model::Api;
+use mooncake_sos_contract::model::Api;
 use proc_macro2::TokenStream;
 use quote::quote;
 

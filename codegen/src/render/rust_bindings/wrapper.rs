@@ -3,11 +3,11 @@
 //! argument building, error context and the master's liveness.
 
 use super::{doc, ident};
-use crate::model::names;
-use crate::model::{
+use crate::render::RenderError;
+use mooncake_sos_contract::model::names;
+use mooncake_sos_contract::model::{
     Api, DefaultValue, Method, Param, ParamKind, PyLiteral, RustType, SymbolKind, ValueType,
 };
-use crate::render::RenderError;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 

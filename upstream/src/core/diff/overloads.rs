@@ -2,7 +2,7 @@
 
 use super::{Changes, Impact};
 use crate::surface::{CallShape, fits};
-use mooncake_sos_codegen::model::native::{OverloadParam, OverloadParamKind, overload_params};
+use mooncake_sos_contract::model::native::{OverloadParam, OverloadParamKind, overload_params};
 use std::collections::BTreeSet;
 
 /// Each old overload must still be taken: every call of a set that exercises it (see
