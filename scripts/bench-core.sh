@@ -9,9 +9,17 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 eval "$(bash scripts/setup-test-env.sh)"
 cargo build -q -p xtask
-python3 - "$PWD/target/debug/xtask" "${1:-5}" "$PWD/upstream/src/core/introspect.py" <<'PY'
+python3 - "$PWD/target/debug/xtask" "${1:-5}" "$PWD/native/src/introspect.py" "$PWD/contract/src/signature/overloads.py" <<'PY'
 import glob, os, shutil, statistics, subprocess, sys, tempfile, time
 xtask, rounds, script = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+# The reader as the crate runs it: the shared overload reading inserted at its marker.
+with open(script) as f, open(sys.argv[4]) as o:
+    text = f.read()
+    mark = next(l for l in text.splitlines(True) if l.startswith("# @overloads:"))
+    text = text.replace(mark, o.read(), 1)
+script = os.path.join(tempfile.mkdtemp(), "introspect.py")
+with open(script, "w") as f:
+    f.write(text)
 libs = os.environ["MC_TEST_CUDA13_LIBS"]
 wheels = sorted(glob.glob(os.environ["MC_TEST_WHEELS"] + "/mooncake_*.whl"))
 wheels += sorted(glob.glob(os.environ["MC_TEST_CORE_WHEELS"] + "/mooncake_*0.3.11.post1*.whl"))

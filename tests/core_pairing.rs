@@ -8,13 +8,13 @@
 //! runs agree.
 
 use mooncake_sos_contract::load_str;
+use mooncake_sos_native::needs::{On, Usage, Verdict, Why};
+use mooncake_sos_native::table::{ModuleNeeds, build};
+use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_testkit::{wheel, wheel_member};
 use mooncake_sos_tests::process::run_logged;
 use mooncake_sos_tests::venvs::ReleaseVenv;
 use mooncake_sos_tests::{Master, SETUP_HINT, repo_root};
-use mooncake_sos_upstream::core::needs::{On, Usage, Verdict, Why};
-use mooncake_sos_upstream::core::table::{ModuleNeeds, build};
-use mooncake_sos_upstream::source::ModuleSource;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -23,13 +23,13 @@ const MODULE: &str = "mooncake/structured_object_store.py";
 const PUT_SCRIPT: &str = include_str!("support/core_pairing.py");
 
 /// A reader sharing `cargo xtask core`'s cache (`target/mooncake-sos/cores`).
-fn reader() -> mooncake_sos_upstream::core::Reader {
+fn reader() -> mooncake_sos_native::Reader {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target"));
-    mooncake_sos_upstream::core::Reader {
+    mooncake_sos_native::Reader {
         cache_dir: Some(target.join("mooncake-sos/cores")),
-        ..mooncake_sos_upstream::core::Reader::new()
+        ..mooncake_sos_native::Reader::new()
     }
 }
 

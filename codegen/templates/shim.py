@@ -54,8 +54,6 @@ _KIND_NAMES = {
     inspect.Parameter.VAR_KEYWORD: "**kwargs",
 }
 _MISSING = object()
-# An object default prints with its address (`<... object at 0x7f...>`), new on every run.
-_ADDRESS = re.compile(r"<([^<>]*?) at 0x[0-9a-fA-F]+>")
 
 
 def _literal(expr: str) -> Any:
@@ -197,26 +195,7 @@ def _check_symbol(module: Any, spec: dict[str, Any], misses: list[str]) -> None:
         _check_params(name, obj, spec["params"], False, misses)
 
 
-def _drop_self(params: str) -> str:
-    """A pybind11 parameter list without its leading `self: Type` (split at a top-level comma)."""
-    depth = 0
-    for i, ch in enumerate(params):
-        depth += ch in "([{<"
-        depth -= ch in ")]}>"
-        if ch == "," and depth == 0:
-            head, rest = params[:i], params[i + 1:]
-            return rest.strip() if head.split(":")[0].strip() == "self" else params.strip()
-    return "" if params.split(":")[0].strip() == "self" else params.strip()
-
-
-def _overloads(obj: Any, name: str) -> list[str]:
-    """The parameter lists after `self` of each signature line in a pybind11 docstring."""
-    found = []
-    for line in (getattr(obj, "__doc__", None) or "").splitlines():
-        m = re.match(r"\s*(?:\d+\.\s*)?" + re.escape(name) + r"\((.*)\)\s*->", _ADDRESS.sub(r"<\1>", line))
-        if m:
-            found.append(_drop_self(m.group(1)))
-    return found
+{{ overloads_py }}
 
 
 def _check_native(native_module: str, misses: list[str]) -> None:

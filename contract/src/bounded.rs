@@ -17,6 +17,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod scratch;
+pub mod step;
 pub use scratch::{scratch, sweep_stale};
 
 /// What is kept of each of stdout and stderr unless asked otherwise; the rest is read and

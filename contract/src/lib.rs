@@ -12,6 +12,7 @@ pub mod input;
 pub mod model;
 pub mod nesting;
 pub mod parse;
+pub mod signature;
 
 use diag::{Diagnostics, Source};
 use std::path::Path;

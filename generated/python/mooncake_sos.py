@@ -114,8 +114,6 @@ _KIND_NAMES = {
     inspect.Parameter.VAR_KEYWORD: "**kwargs",
 }
 _MISSING = object()
-# An object default prints with its address (`<... object at 0x7f...>`), new on every run.
-_ADDRESS = re.compile(r"<([^<>]*?) at 0x[0-9a-fA-F]+>")
 
 
 def _literal(expr: str) -> Any:
@@ -257,25 +255,44 @@ def _check_symbol(module: Any, spec: dict[str, Any], misses: list[str]) -> None:
         _check_params(name, obj, spec["params"], False, misses)
 
 
-def _drop_self(params: str) -> str:
-    """A pybind11 parameter list without its leading `self: Type` (split at a top-level comma)."""
-    depth = 0
-    for i, ch in enumerate(params):
-        depth += ch in "([{<"
-        depth -= ch in ")]}>"
-        if ch == "," and depth == 0:
-            head, rest = params[:i], params[i + 1:]
-            return rest.strip() if head.split(":")[0].strip() == "self" else params.strip()
-    return "" if params.split(":")[0].strip() == "self" else params.strip()
+# The one reading of pybind11 docstring overloads (mooncake_sos_contract::signature), rendered
+# into the shim and inserted into the core reader: the parameter list after `self` of each
+# `name(...) -> ...` line, split at top-level commas the way the Rust kernel splits it
+# (brackets, `<...>` and quotes nest), and an object default's address dropped
+# (`<X object at 0x7f...>` becomes `<X object>`, new on every run otherwise).
+_ADDRESS = re.compile(r"<([^<>]*?) at 0x[0-9a-fA-F]+>")
 
 
-def _overloads(obj: Any, name: str) -> list[str]:
+def _split_params(text):
+    """A parameter list split at the commas outside brackets, `<...>` and quotes."""
+    parts, depth, quote, start = [], 0, None, 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def _overloads(obj, name):
     """The parameter lists after `self` of each signature line in a pybind11 docstring."""
     found = []
-    for line in (getattr(obj, "__doc__", None) or "").splitlines():
+    doc = getattr(obj, "__doc__", None)
+    for line in (doc if isinstance(doc, str) else "").splitlines():
         m = re.match(r"\s*(?:\d+\.\s*)?" + re.escape(name) + r"\((.*)\)\s*->", _ADDRESS.sub(r"<\1>", line))
         if m:
-            found.append(_drop_self(m.group(1)))
+            params = _split_params(m.group(1))
+            if params and params[0].split(":")[0].strip() == "self":
+                params = params[1:]
+            found.append(", ".join(params))
     return found
 
 

@@ -2,13 +2,14 @@
 //! to another strategy where watch's verdict allows it (else refuses, writing nothing, and
 //! says why), rewriting api.toml (toml_edit; a pin records its release's wheel hashes) and
 //! regenerating every output as one change, the image's Dockerfile region renamed in place.
-//! The decision and the edit are `mooncake_sos_upstream::watch::adopt`.
+//! The decision and the edit are `mooncake_sos_watch::adopt`.
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
-use mooncake_sos_upstream::watch::{self, adopt::Target};
+use mooncake_sos_watch as watch;
+use watch::adopt::Target;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Strategy {

@@ -1,6 +1,6 @@
 //! `cargo xtask bench-verify` (hidden; run by hand, release build): `verify --module` against
 //! the same static check in Python with `ast`, side by side in one run, medians. With
-//! `--surface`: `verify --module --surface` against `upstream/bench/surface_ast.py`.
+//! `--surface`: `verify --module --surface` against `pysource/bench/surface_ast.py`.
 //! Two views: in-process (read + parse + extract + compare, the work itself) and whole
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
@@ -8,8 +8,8 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{ManifestArg, repo_root};
 use mooncake_sos_contract::bounded;
 use mooncake_sos_contract::model::Api;
-use mooncake_sos_upstream::source::ModuleSource;
-use mooncake_sos_upstream::surface;
+use mooncake_sos_pysource::source::ModuleSource;
+use mooncake_sos_pysource::surface;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -72,7 +72,7 @@ fn bench(args: &Args, manifest: &Path, api: &Api) -> std::result::Result<(), Str
     };
     let script = repo_root()
         .map_err(|e| e.0)?
-        .join("upstream/bench")
+        .join("pysource/bench")
         .join(script);
     let dir = std::env::temp_dir().join(format!("bench-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -121,7 +121,7 @@ fn compare(
             std::hint::black_box(lines);
             report.failures.len()
         } else {
-            let report = mooncake_sos_upstream::verify(api, &source).map_err(|e| e.to_string())?;
+            let report = mooncake_sos_pysource::verify(api, &source).map_err(|e| e.to_string())?;
             report.mismatches.len()
         };
         Ok::<_, String>((start.elapsed(), found))

@@ -7,9 +7,9 @@ use crate::manifest::ManifestArg;
 use crate::upstream::FetchArgs;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_contract::model::values::is_hex;
-use mooncake_sos_upstream::fetch::{Fetch, Limits, get};
-use mooncake_sos_upstream::pin;
-use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
+use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
+use mooncake_sos_watch::fetch::{Fetch, Limits, get};
+use mooncake_sos_watch::pin;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

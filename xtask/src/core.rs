@@ -7,11 +7,11 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::Reading;
 use mooncake_sos_contract::model::Api;
-use mooncake_sos_upstream::core::images::{self, Unread};
-use mooncake_sos_upstream::core::needs::{from_manifest, serve};
-use mooncake_sos_upstream::core::read::Origin;
-use mooncake_sos_upstream::core::record::{self, Drift};
-use mooncake_sos_upstream::core::{CoreSurface, model::Member};
+use mooncake_sos_native::images::{self, Unread};
+use mooncake_sos_native::needs::{from_manifest, serve};
+use mooncake_sos_native::read::Origin;
+use mooncake_sos_native::record::{self, Drift};
+use mooncake_sos_native::{CoreSurface, model::Member};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]

@@ -3,8 +3,8 @@
 //! record from `cores/`.
 
 use crate::exit::{Outcome, Result};
-use mooncake_sos_upstream::core::diff::{Change, CoreDiff, Impact, diff};
-use mooncake_sos_upstream::core::{CoreSurface, Reader, record};
+use mooncake_sos_native::diff::{Change, CoreDiff, Impact, diff};
+use mooncake_sos_native::{CoreSurface, Reader, record};
 use std::path::Path;
 
 /// How the report is printed.

@@ -4,8 +4,9 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::ManifestArg;
-use mooncake_sos_upstream::core::table;
-use mooncake_sos_upstream::{matrix, pin, source};
+use mooncake_sos_native::table;
+use mooncake_sos_pysource::{matrix, source};
+use mooncake_sos_watch::pin;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]

@@ -4,15 +4,15 @@
 use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
 use mooncake_sos_contract::model::Api;
-use mooncake_sos_upstream::core::CoreSurface;
-use mooncake_sos_upstream::core::images::{self, ImageFinding};
-use mooncake_sos_upstream::core::read::Reader;
-use mooncake_sos_upstream::core::record;
-use mooncake_sos_upstream::core::runtime::Runtimes;
-use mooncake_sos_upstream::fetch::Fetch;
-use mooncake_sos_upstream::isolate::Isolation;
-use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
-use mooncake_sos_upstream::watch;
+use mooncake_sos_native::CoreSurface;
+use mooncake_sos_native::images::{self, ImageFinding};
+use mooncake_sos_native::isolate::Isolation;
+use mooncake_sos_native::read::Reader;
+use mooncake_sos_native::record;
+use mooncake_sos_native::runtime::Runtimes;
+use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
+use mooncake_sos_watch as watch;
+use mooncake_sos_watch::fetch::Fetch;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -73,9 +73,9 @@ pub fn check(
 ) -> crate::exit::Result<Checked> {
     let api = &manifest.api;
     let sides = images::load_all(manifest.root(), api)?;
-    let (symbols, surface) = mooncake_sos_upstream::verify_with_surface(api, source)?;
+    let (symbols, surface) = mooncake_sos_pysource::verify_with_surface(api, source)?;
     let mut lines = symbols.lines();
-    if sha256 && let Some(line) = mooncake_sos_upstream::sha256_mismatch(api, source) {
+    if sha256 && let Some(line) = mooncake_sos_pysource::sha256_mismatch(api, source) {
         lines.push(line);
     }
     lines.extend(surface.failure_lines());
@@ -85,7 +85,7 @@ pub fn check(
     let findings = images::check(&sides, &surface.file, &surface.uses);
     lines.extend(findings.iter().map(ImageFinding::line));
     // The images' other users of the package, across each pin, from their records.
-    let users = mooncake_sos_upstream::core::users_check::pin_users(api, manifest.root())?;
+    let users = mooncake_sos_native::users_check::pin_users(api, manifest.root())?;
     for pin in &users {
         for line in &pin.verdict.warnings {
             eprintln!("warning: {line}");
@@ -227,7 +227,7 @@ pub fn columns(
     let mut columns = Vec::new();
     for input in inputs {
         if input.is_dir() {
-            wheels.extend(mooncake_sos_upstream::source::wheels_in(
+            wheels.extend(mooncake_sos_pysource::source::wheels_in(
                 input,
                 api.upstream.package(),
             )?);
@@ -329,7 +329,7 @@ impl WatchArgs {
         self.index.open(self.reading.interpreter())
     }
 
-    /// Lists, downloads and checks every release (`mooncake_sos_upstream::watch::run`).
+    /// Lists, downloads and checks every release (`mooncake_sos_watch::run`).
     pub fn run(&self, manifest: &Manifest) -> crate::exit::Result<(watch::Report, watch::Timings)> {
         let index = self.index()?;
         let mut reader = self.reading.reader()?;
@@ -356,7 +356,7 @@ impl WatchArgs {
             runtimes: reader.runtimes.clone(),
             native_module: manifest.api.upstream.native_module.clone(),
         };
-        let progress = mooncake_sos_upstream::progress::Progress::new("watch", self.quiet);
+        let progress = mooncake_sos_native::progress::Progress::new("watch", self.quiet);
         let options = watch::Options {
             index: &index,
             reader: &reader,

@@ -7,11 +7,11 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::IndexArgs;
 use mooncake_sos_contract::model::{Api, Image, Layer};
-use mooncake_sos_upstream::core::model::Read;
-use mooncake_sos_upstream::core::record;
-use mooncake_sos_upstream::core::users::{self, UserRecord};
-use mooncake_sos_upstream::core::users_check::pin_users;
-use mooncake_sos_upstream::source::LoadError;
+use mooncake_sos_native::model::Read;
+use mooncake_sos_native::record;
+use mooncake_sos_native::users::{self, UserRecord};
+use mooncake_sos_native::users_check::pin_users;
+use mooncake_sos_pysource::source::LoadError;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]

@@ -4,7 +4,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::FetchArgs;
-use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_pysource::source::ModuleSource;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -3,8 +3,8 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
-use mooncake_sos_upstream::consumer;
-use mooncake_sos_upstream::core::images::{self, ImageFinding};
+use mooncake_sos_native::images::{self, ImageFinding};
+use mooncake_sos_pysource::consumer;
 use std::path::PathBuf;
 
 /// Prints every use (or the JSON report), the failures, the images' findings and a summary;

@@ -1,5 +1,5 @@
 //! `verify --fix [--prune] [--dry-run]`: writes the declarations the module needs into
-//! api.toml (planned by `mooncake_sos_upstream::fix`; and each parameter's `domain` as the
+//! api.toml (planned by `mooncake_sos_native::fix`; and each parameter's `domain` as the
 //! module gives it, from `verify`'s report), keeping its comments and layout
 //! (toml_edit), with regen as one change under the manifest's lock, and prints the unified
 //! diff of api.toml. Nothing is written when any use needs a person, nor when the edited
@@ -9,10 +9,10 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_contract::drift::unified_diff;
 use mooncake_sos_contract::load_str;
-use mooncake_sos_upstream::core::images;
-use mooncake_sos_upstream::fix::{self, Edit};
-use mooncake_sos_upstream::source::ModuleSource;
-use mooncake_sos_upstream::surface;
+use mooncake_sos_native::fix::{self, Edit};
+use mooncake_sos_native::images;
+use mooncake_sos_pysource::source::ModuleSource;
+use mooncake_sos_pysource::surface;
 use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, value};
 
 pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: bool) -> Result {
@@ -27,7 +27,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         .unwrap_or(&source.display);
     let mut plan = fix::plan(&report, &findings, &sides, &source.text, file, prune);
     // The domains the module gives its parameters: facts of its source, written as found.
-    let symbols = mooncake_sos_upstream::verify(api, source)?;
+    let symbols = mooncake_sos_pysource::verify(api, source)?;
     plan.edits
         .extend(symbols.domain_fixes.into_iter().map(|f| Edit::SetDomain {
             owner: f.owner,
@@ -57,7 +57,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     // What is written must pass what it was written for.
     let edited_api = load_str(&manifest.display, &edited)?;
     let after = surface::check(&edited_api, source)?;
-    let domains = mooncake_sos_upstream::verify(&edited_api, source)?;
+    let domains = mooncake_sos_pysource::verify(&edited_api, source)?;
     if !after.ok() || !domains.domain_fixes.is_empty() {
         let mut lines = after.failure_lines();
         lines.extend(

@@ -1,12 +1,12 @@
 //! `cargo xtask watch [--json | --markdown | --github] [--offline]`: every release of every
 //! package api.toml's images name, checked against the contract, and per image the transition
 //! the releases now allow. Exit 0: nothing to do; 1: a transition is possible or a newer
-//! release would break an image; 2: an error. The work is `mooncake_sos_upstream::watch`.
+//! release would break an image; 2: an error. The work is `mooncake_sos_pysource::watch`.
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::WatchArgs;
-use mooncake_sos_upstream::watch::render;
+use mooncake_sos_watch::render;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("format").args(["json", "markdown", "github"])))]

@@ -29,6 +29,7 @@ struct ShimTemplate {
     scenarios_lit: String,
     symbols: Vec<String>,
     symbol_lits: Vec<String>,
+    overloads_py: &'static str,
 }
 
 pub fn path(api: &Api) -> RelPath {
@@ -69,6 +70,7 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
         native_lit: Py::List(api.native.iter().map(native).collect()).to_source(0),
         scenarios_lit: Py::List(api.scenarios.iter().map(scenario).collect()).to_source(0),
         symbol_lits: symbols.iter().map(|s| str_literal(s)).collect(),
+        overloads_py: mooncake_sos_contract::signature::OVERLOADS_PY.trim_end(),
         symbols,
     };
     Ok(Output::File {

@@ -253,7 +253,7 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
 fn fetch_checks_the_file_set_at_the_new_commit_before_writing() {
     const FILE_PATH: &str = "/kvcache-ai/Mooncake/6041a609a8c3af35e778f70db344f145c2914980/mooncake-wheel/mooncake/_partial_read.py";
     let file = b"def plan_matrix_read():\n    pass\n".to_vec();
-    let sha = mooncake_sos_upstream::source::sha256_hex(&file);
+    let sha = mooncake_sos_pysource::source::sha256_hex(&file);
     let repo = Sandbox::new();
     repo.edit(
         "api.toml",

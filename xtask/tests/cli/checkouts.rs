@@ -10,13 +10,16 @@ use std::process::Command;
 
 /// What a checkout needs to build and run xtask: the workspace, its members, the inputs
 /// (scripts/: the core reader builds the CUDA driver stub with cuda-driver-stub.sh).
-const CHECKOUT: [&str; 12] = [
+const CHECKOUT: [&str; 15] = [
     "Cargo.toml",
     "Cargo.lock",
     ".cargo",
     "api.toml",
+    "contract",
     "codegen",
-    "upstream",
+    "pysource",
+    "native",
+    "watch",
     "xtask",
     "runtime",
     "generated",

@@ -4,10 +4,10 @@
 use crate::common::cores::{cuda13_libs, cuda13_wheel, reader};
 use crate::common::{Sandbox, repo_root, xtask};
 use mooncake_sos_contract::load_str;
+use mooncake_sos_native::read::Origin;
+use mooncake_sos_native::table::ModuleNeeds;
+use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
 use mooncake_sos_testkit::{wheel, wheel_member, wheels_dir};
-use mooncake_sos_upstream::core::read::Origin;
-use mooncake_sos_upstream::core::table::ModuleNeeds;
-use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use serde_json::Value;
 
 const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
@@ -102,9 +102,9 @@ fn three_releases_show_where_replicate_config_changed() {
 fn a_surface_is_cached_by_the_wheel_sha256_and_reads_the_same_every_time() {
     let whl = wheel("0.3.13.post1");
     let cache = tempfile::tempdir().unwrap();
-    let cached = mooncake_sos_upstream::core::Reader {
+    let cached = mooncake_sos_native::Reader {
         cache_dir: Some(cache.path().to_path_buf()),
-        ..mooncake_sos_upstream::core::Reader::new()
+        ..mooncake_sos_native::Reader::new()
     };
     let (first, origin) = cached.read_traced(&whl, "mooncake.store").unwrap();
     assert_eq!(origin, Origin::Read);
@@ -124,7 +124,7 @@ fn a_surface_is_cached_by_the_wheel_sha256_and_reads_the_same_every_time() {
     assert_eq!(origin, Origin::Cache);
     assert_eq!(again.to_json(), first.to_json());
     // A fresh read, without the cache, is byte-identical.
-    let (fresh, origin) = mooncake_sos_upstream::core::Reader::new()
+    let (fresh, origin) = mooncake_sos_native::Reader::new()
         .read_traced(&whl, "mooncake.store")
         .unwrap();
     assert_eq!(origin, Origin::Read);
@@ -148,7 +148,7 @@ fn the_cuda_image_core_record_matches_its_wheel_read_against_the_driver_stub() {
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, format!("current: {CUDA_RECORD}\n"), "{run:?}");
     // The record is what the reader makes of that wheel, field for field.
-    let record = mooncake_sos_upstream::core::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
+    let record = mooncake_sos_native::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
     assert_eq!(
         record.wheel.sha256,
         sha256_hex(&std::fs::read(&whl).unwrap())
@@ -164,13 +164,13 @@ fn the_rocm_image_core_record_matches_its_wheel_and_what_is_known_of_the_base() 
     assert_eq!(run.stdout, format!("current: {ROCM_RECORD}\n"), "{run:?}");
     // What MOONCAKE.md knows of the core the ROCm base builds: the release standing for it has
     // setup(config: dict) and remove(key, force).
-    let record = mooncake_sos_upstream::core::record::load(&repo_root().join(ROCM_RECORD)).unwrap();
+    let record = mooncake_sos_native::record::load(&repo_root().join(ROCM_RECORD)).unwrap();
     let store = &record.classes["MooncakeDistributedStore"].members;
     let overloads = |name: &str| store[name].overloads().unwrap().to_vec();
     assert!(overloads("setup").contains(&"config: dict".to_owned()));
     assert!(overloads("remove").contains(&"key: str, force: bool = False".to_owned()));
     // The record lists the package's modules: the fill's pure-Python files among them.
-    use mooncake_sos_upstream::core::model::ModuleKind;
+    use mooncake_sos_native::model::ModuleKind;
     assert_eq!(
         record.modules["mooncake.structured_object_store"],
         ModuleKind::Python
@@ -191,7 +191,7 @@ fn the_0_3_13_module_needs_group_ids_which_the_next_cuda13_core_has() {
     let libs = std::env::split_paths(&cuda13_libs()).collect();
     let cores = reader();
     let read = |version: &str| {
-        mooncake_sos_upstream::core::Reader {
+        mooncake_sos_native::Reader {
             lib_dirs: libs,
             ..cores.clone()
         }
@@ -200,11 +200,10 @@ fn the_0_3_13_module_needs_group_ids_which_the_next_cuda13_core_has() {
     };
     let next = read("0.3.12.post1");
     assert_eq!(next.wheel.package, "mooncake-transfer-engine-cuda13");
-    let verdict = mooncake_sos_upstream::core::serve(&next, &row.needs);
+    let verdict = mooncake_sos_native::serve(&next, &row.needs);
     assert!(verdict.compatible, "{verdict:#?}");
-    let recorded =
-        mooncake_sos_upstream::core::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
-    let verdict = mooncake_sos_upstream::core::serve(&recorded, &row.needs);
+    let recorded = mooncake_sos_native::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
+    let verdict = mooncake_sos_native::serve(&recorded, &row.needs);
     let missed: Vec<&str> = verdict
         .missing
         .iter()

@@ -74,3 +74,45 @@ fn the_module_imports_have_no_circle_and_commands_share_only_leaves() {
         );
     }
 }
+
+/// The project's crates a crate's `[dependencies]` name (dev-dependencies aside).
+fn project_dependencies(dir: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(repo_root().join(dir).join("Cargo.toml")).unwrap();
+    let manifest: toml_edit::DocumentMut = text.parse().unwrap();
+    manifest["dependencies"]
+        .as_table()
+        .map(|deps| {
+            deps.iter()
+                .filter_map(|(name, _)| name.strip_prefix("mooncake-sos-"))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The crates stand in the layers the README draws: the contract at the bottom, the generator
+/// and the checkers side by side on it (neither reaches into the other), the command line on
+/// top. Cargo already refuses a circle; this keeps the sides apart.
+#[test]
+fn the_crates_stand_in_layers() {
+    let expected: [(&str, &[&str]); 6] = [
+        ("contract", &[]),
+        ("codegen", &["contract"]),
+        ("pysource", &["contract"]),
+        ("native", &["contract", "pysource"]),
+        ("watch", &["contract", "native", "pysource"]),
+        ("runtime", &[]),
+    ];
+    for (dir, allowed) in expected {
+        let found = project_dependencies(dir);
+        let allowed: BTreeSet<String> = allowed.iter().map(|&d| d.to_owned()).collect();
+        assert_eq!(found, allowed, "{dir}/Cargo.toml [dependencies]");
+    }
+    let workspace = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    for dir in ["contract", "codegen", "pysource", "native", "watch"] {
+        assert!(
+            workspace.contains(&format!("\"{dir}\"")),
+            "{dir} is a member"
+        );
+    }
+}

@@ -6,8 +6,8 @@
 //! nothing written.
 
 use crate::common::{Run, Sandbox, XTASK, repo_root};
+use mooncake_sos_pysource::source::sha256_hex as sha256;
 use mooncake_sos_testkit::{FileServer, SimpleIndex, env_path};
-use mooncake_sos_upstream::source::sha256_hex as sha256;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -61,7 +61,7 @@ fn undeclared_uses_fail_at_their_lines() {
             "{file}:6: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (global_segment_size, local_buffer_size, local_hostname, master_server_addr, metadata_server, protocol, rdma_devices), found \"enable_ssd_offload\""
         ),
         format!(
-            "{file}:8: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found a call with 1 positional, keywords compression, type: no parameter `compression`"
+            "{file}:8: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found call(1 arg, compression=, type=): no parameter `compression`"
         ),
     ];
     assert_eq!(

@@ -5,8 +5,8 @@
 //! strategy overlay (`Sandbox::with_cuda_overlay`), as before the pin.
 
 use crate::common::{Run, Sandbox, xtask};
+use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
 use mooncake_sos_testkit::{module_of, wheel, wheel_member};
-use mooncake_sos_upstream::source::{ModuleSource, sha256_hex};
 use std::path::PathBuf;
 
 const CUDA_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";

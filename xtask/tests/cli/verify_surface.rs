@@ -2,7 +2,7 @@
 //! `scripts/setup-test-env.sh` downloads), api.toml edited in a sandbox, and bad input.
 
 use crate::common::{Run, Sandbox};
-use mooncake_sos_upstream::source::ModuleSource;
+use mooncake_sos_pysource::source::ModuleSource;
 use std::path::{Path, PathBuf};
 
 const HINT: &str = mooncake_sos_testkit::SETUP_HINT;

@@ -118,12 +118,12 @@ pub fn compile_shared(dir: &Path, name: &str, c_source: &str) -> Vec<u8> {
 }
 
 /// A reader sharing `cargo xtask core`'s cache (`target/mooncake-sos/cores`).
-pub fn reader() -> mooncake_sos_upstream::core::Reader {
+pub fn reader() -> mooncake_sos_native::Reader {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| mooncake_sos_testkit::repo_root().join("target"));
-    mooncake_sos_upstream::core::Reader {
+    mooncake_sos_native::Reader {
         cache_dir: Some(target.join("mooncake-sos/cores")),
-        ..mooncake_sos_upstream::core::Reader::new()
+        ..mooncake_sos_native::Reader::new()
     }
 }

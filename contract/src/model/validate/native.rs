@@ -5,6 +5,7 @@ use crate::model::native::*;
 use crate::model::values::*;
 use crate::model::{NativeRequirement, Upstream};
 use crate::parse::{RawManifest, RawNative, RawSibling, S};
+use crate::signature::overload_params;
 use std::collections::BTreeMap;
 
 impl Validator<'_> {

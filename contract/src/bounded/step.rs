@@ -1,0 +1,44 @@
+//! A step of a longer job (make a venv, install, import a core; list or download from the index)
+//! under the job's one deadline, through [`run`](super::run).
+
+use super::{Error, Limits, run};
+use std::process::{Command, ExitStatus};
+use std::time::Instant;
+
+/// A finished step: its exit status and what it printed.
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Why a step has no result.
+pub enum StepError {
+    /// Killed at the deadline.
+    TimedOut,
+    /// Could not be started or waited for.
+    Failed(String),
+}
+
+/// Runs `command` until it exits or `deadline` passes.
+pub fn bounded(mut command: Command, deadline: Instant) -> Result<Finished, StepError> {
+    match run(&mut command, &Limits::until(deadline)) {
+        Ok(done) => Ok(Finished {
+            status: done.status,
+            stdout: done.stdout_text(),
+            stderr: done.stderr_text(),
+        }),
+        Err(Error::TimedOut(_)) => Err(StepError::TimedOut),
+        Err(Error::Spawn(e)) => Err(StepError::Failed(format!(
+            "cannot run {:?}: {e}",
+            command.get_program()
+        ))),
+        Err(Error::Wait(e)) => Err(StepError::Failed(e.to_string())),
+    }
+}
+
+/// The last non-empty lines of a step's output, for error messages.
+pub fn tail(text: &str, lines: usize) -> String {
+    let kept: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    kept[kept.len().saturating_sub(lines)..].join("\n")
+}

@@ -1,0 +1,298 @@
+"""Prints the surface of a native module (a pybind11 core such as mooncake.store) as JSON.
+
+Usage: python3 -I introspect.py MODULE [EXTENSIONS [PYTHON_MODULES]]
+
+EXTENSIONS and PYTHON_MODULES are comma-separated dotted names of the wheel's other modules:
+each extension is read like MODULE in a forked child (one that does not import, such as a
+torch-specific build without torch, is recorded with its error); each pure-Python module's
+public names are read from its source with `ast`, never imported.
+
+Run by `mooncake_sos_native` in a throwaway venv; standard library only. Every class
+(its methods with their pybind11 docstring overloads, properties and values), every function
+and every other value of the module. A class is also made with no arguments, in a forked
+child so a constructor that crashes or hangs costs only that class's instance facts: which
+members an instance can read and write, and whether it takes new attributes.
+Exit 3 when the module cannot be imported (the reason on stderr), 0 otherwise.
+"""
+
+import importlib
+import json
+import os
+import re
+import select
+import signal
+import sys
+import time
+
+# Seconds one class's constructor and probes may take in the child.
+CHILD_SECONDS = 10
+# Class attributes that say nothing about the core: Python's own bookkeeping.
+SKIP = {"__doc__", "__module__", "__dict__", "__weakref__", "__annotations__", "__qualname__"}
+PROBE_NAME = "_mooncake_sos_probe"
+
+
+# @overloads: the shared reading of pybind11 docstrings (_ADDRESS, _overloads) goes here.
+
+
+def owner(cls, name):
+    """The class in the MRO that defines `name`, and the raw attribute."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return base, base.__dict__[name]
+    return None, None
+
+
+def is_plumbing(base):
+    """`object` and pybind11's common base: members every class has."""
+    return base is None or base is object or base.__name__ == "pybind11_object"
+
+
+def member(name, raw):
+    if isinstance(raw, property):
+        return {"kind": "property", "readonly": raw.fset is None}
+    if isinstance(raw, (staticmethod, classmethod)):
+        kind = "staticmethod" if isinstance(raw, staticmethod) else "classmethod"
+        return {"kind": kind, "overloads": _overloads(raw.__func__, name)}
+    if isinstance(raw, type):
+        return {"kind": "class"}
+    if callable(raw):
+        return {"kind": "method", "overloads": _overloads(raw, name)}
+    return {"kind": "value", "type": type(raw).__name__}
+
+
+def class_members(cls):
+    members = {}
+    for name in sorted(dir(cls)):
+        base, raw = owner(cls, name)
+        # pybind11's own per-class hooks (`_pybind11_conduit_v1_`) vary with its version.
+        if name in SKIP or is_plumbing(base) or name.startswith("_pybind11_"):
+            continue
+        members[name] = member(name, raw)
+    return members
+
+
+def probe(cls, members):
+    """In the child: make an instance, then what it reads, writes and takes."""
+    try:
+        obj = cls()
+    except BaseException as exc:  # any failure is a fact about the class
+        return {"error": _ADDRESS.sub(r"<\1>", f"{type(exc).__name__}: {exc}")}
+    found = {}
+    # The class's data members, and what only the instance has (set by its constructor).
+    data = {n for n, m in members.items() if m["kind"] in ("property", "value")}
+    names = data | (set(dir(obj)) - set(dir(cls)) - SKIP)
+    for name in sorted(names):
+        try:
+            value = getattr(obj, name)
+        except BaseException:
+            found[name] = {"read": False, "write": False}
+            continue
+        try:
+            setattr(obj, name, value)
+            writes = True
+        except BaseException:
+            writes = False
+        found[name] = {"read": True, "write": writes}
+    try:
+        setattr(obj, PROBE_NAME, 1)
+        takes_new = True
+    except BaseException:
+        takes_new = False
+    return {"members": found, "new_attributes": takes_new}
+
+
+def probe_in_child(cls, members):
+    """`probe` in a forked child with a deadline; a crash or hang is reported, not shared."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        signal.alarm(CHILD_SECONDS)
+        try:
+            data = json.dumps(probe(cls, members)).encode()
+        except BaseException as exc:
+            data = json.dumps({"error": f"probe failed: {type(exc).__name__}: {exc}"}).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_end, view):]
+        os._exit(0)  # no exit handlers, no destructors of what the parent made
+    os.close(write_end)
+    chunks, deadline = [], time.monotonic() + CHILD_SECONDS + 5
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGALRM):
+        return {"error": f"making an instance killed the process with signal {os.WTERMSIG(status)}"}
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return {"error": f"making an instance took over {CHILD_SECONDS} s"}
+
+
+def describe_class(cls):
+    members = class_members(cls)
+    return {
+        "bases": [b.__name__ for b in cls.__bases__ if not is_plumbing(b)],
+        "members": members,
+        "instance": probe_in_child(cls, members),
+    }
+
+
+def read_module(module):
+    surface = {"classes": {}, "functions": {}, "values": {}}
+    for attr in sorted(dir(module)):
+        if attr.startswith("__"):
+            continue
+        obj = getattr(module, attr)
+        if isinstance(obj, type) and getattr(obj, "__name__", None) == attr:
+            surface["classes"][attr] = describe_class(obj)
+        elif isinstance(obj, type):  # an alias of a class defined elsewhere
+            surface["values"][attr] = {"type": "class", "of": obj.__qualname__}
+        elif callable(obj):
+            surface["functions"][attr] = {"overloads": _overloads(obj, attr)}
+        else:
+            surface["values"][attr] = {"type": type(obj).__name__}
+    return surface
+
+
+def in_child(work, seconds):
+    """`work()`'s JSON from a forked child under a deadline; a crash or hang is an error."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        signal.alarm(seconds)
+        try:
+            data = json.dumps(work()).encode()
+        except BaseException as exc:
+            data = json.dumps({"unread": clean(f"{type(exc).__name__}: {exc}")}).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_end, view):]
+        os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while True:
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        if os.WIFSIGNALED(status):
+            return {"unread": f"reading it killed the process with signal {os.WTERMSIG(status)}"}
+        return {"unread": "reading it printed nothing"}
+
+
+def clean(text):
+    """An error without the throwaway venv's path, so records do not change between runs."""
+    return _ADDRESS.sub(r"<\1>", text.replace(sys.prefix, "<venv>"))
+
+
+def public_names(path):
+    """The names a module binds at top level (also under `if` / `try`) that `from m import X`
+    can take: `__all__` when it is a literal list, else every name not starting with `_`."""
+    import ast
+
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+
+    def bind(target):
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+
+    def scan(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    bind(t)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                bind(node.target)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    names.add((a.asname or a.name).split(".")[0])
+            elif isinstance(node, ast.If):
+                scan(node.body)
+                scan(node.orelse)
+            elif isinstance(node, ast.Try):
+                scan(node.body)
+                scan(node.orelse)
+                scan(node.finalbody)
+                for h in node.handlers:
+                    scan(h.body)
+            elif isinstance(node, ast.With):
+                scan(node.body)
+    scan(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            try:
+                listed = ast.literal_eval(node.value)
+            except ValueError:
+                break
+            return sorted(set(listed))
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def python_module(package_dir, top, name):
+    rel = name.split(".")[1:] if name != top else []
+    base = os.path.join(package_dir, *rel)
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            try:
+                return public_names(path)
+            except (SyntaxError, ValueError, OSError) as exc:
+                return {"unread": clean(f"{type(exc).__name__}: {exc}")}
+    return {"unread": "no source file"}
+
+
+def main():
+    name = sys.argv[1]
+    extensions = [e for e in (sys.argv[2] if len(sys.argv) > 2 else "").split(",") if e]
+    python = [p for p in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if p]
+    # Only the surface goes to stdout: whatever the core itself prints (at import, in a
+    # constructor, in a forked child) is sent to stderr instead.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    try:
+        module = importlib.import_module(name)
+    except BaseException as exc:  # a missing system library raises ImportError from dlopen
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(3)
+    surface = {"module": name, **read_module(module)}
+    surface["file"] = getattr(module, "__file__", None)
+    surface["extensions"] = {
+        e: in_child(lambda e=e: read_module(importlib.import_module(e)), CHILD_SECONDS * 6)
+        for e in extensions
+    }
+    top = name.split(".")[0]
+    package_dir = os.path.dirname(importlib.import_module(top).__file__)
+    surface["python"] = {p: python_module(package_dir, top, p) for p in python}
+    json.dump(surface, out, indent=1, sort_keys=True)
+    out.write("\n")
+    out.flush()
+    # The surface is out; the core's exit handlers (a crash at exit) cannot change it.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

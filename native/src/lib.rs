@@ -1,0 +1,34 @@
+//! Native cores as data. A module's pure Python runs over an older native core only while it
+//! uses nothing the core lacks, so each core's surface is read once from its wheel and kept:
+//!
+//! - [`wheel`] finds the core in a wheel (`mooncake/store.so`, or `mooncake/_store*.so` once
+//!   `mooncake.store` is a package) and hashes both;
+//! - [`read`] imports it in a throwaway venv with `introspect.py` under a deadline, and caches
+//!   the [`model::CoreSurface`] by the wheel's sha256;
+//! - [`needs`] checks a module's uses (object path, call / read / write / construct,
+//!   required or probed) against a surface into a verdict with the first missing use;
+//! - [`uses`] maps a module's derived surface to those uses;
+//! - [`table`] is modules × cores; [`record`] keeps image cores' surfaces in `cores/`;
+//! - [`images`] checks a module against each image: its core's record, and the modules of the
+//!   package the image has.
+
+pub mod diff;
+mod fit;
+pub mod fix;
+pub mod images;
+pub mod isolate;
+pub mod model;
+pub mod needs;
+pub mod progress;
+pub mod read;
+pub mod record;
+pub mod runtime;
+pub mod table;
+pub mod users;
+pub mod users_check;
+pub mod uses;
+pub mod wheel;
+
+pub use model::CoreSurface;
+pub use needs::{Requirement, Usage, Verdict, serve};
+pub use read::Reader;

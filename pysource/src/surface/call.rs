@@ -1,0 +1,325 @@
+//! Calls: of native members (uses with their shapes, forwarded through `fn(*args)` helpers),
+//! of the module's own functions and classes (their parameters and results), and the
+//! builtins that reach attributes by name (getattr, hasattr, setattr, type).
+
+use super::expr::Args;
+use super::index::FuncId;
+use super::value::{Member, Val, Vals};
+use super::walk::{Analyzer, CallSite, builtin_name, strings};
+use super::{Access, Guard, On, Target};
+use mooncake_sos_contract::signature::CallShape;
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::Ranged;
+
+impl<'a> Analyzer<'a> {
+    pub fn call(&mut self, c: &'a ast::ExprCall) -> Vals<'a> {
+        if let Some(name) = builtin_name(self, &c.func)
+            && let Some(out) = self.builtin(name, c, self.line(c))
+        {
+            return out;
+        }
+        let func = match &*c.func {
+            Expr::Attribute(a) => {
+                let base = self.eval(&a.value);
+                self.attribute(&base, &a.attr, self.line(&*c.func), true)
+            }
+            other => self.eval(other),
+        };
+        let special = special(&c.func);
+        if func.is_empty() && special.is_none() {
+            // Nothing to follow into: only the uses inside the arguments count.
+            for a in &c.arguments.args {
+                self.eval(a);
+            }
+            for k in &c.arguments.keywords {
+                self.eval(&k.value);
+            }
+            return Vals::new();
+        }
+        let line = self.line(c);
+        let args = self.args(&c.arguments);
+        match special {
+            Some(Special::Copy) => {
+                return args
+                    .positional
+                    .first()
+                    .map(|a| a.0.clone())
+                    .unwrap_or_default();
+            }
+            Some(Special::ImportModule) => return self.dynamic_import(&args, line),
+            None => {}
+        }
+        let shape = CallShape {
+            positional: args.positional.iter().filter(|a| !a.1).count(),
+            starred: args.positional.iter().any(|a| a.1),
+            keywords: {
+                let mut k: Vec<String> = args
+                    .keywords
+                    .iter()
+                    .filter_map(|k| k.0.map(str::to_owned))
+                    .collect();
+                k.sort();
+                k
+            },
+            double_starred: args.keywords.iter().any(|k| k.0.is_none()),
+        };
+        let mut out = Vals::new();
+        for v in func {
+            match v {
+                Val::Member(m) => {
+                    self.record_call(&m, &shape, c, &args, line);
+                    if m.on == On::Module && is_class_name(&m.path) {
+                        out.insert(Val::Instance(m.path.clone()));
+                    }
+                }
+                Val::ClassOf(class) => {
+                    let guard = self.guard_for(&class);
+                    let target = Target::Native {
+                        path: class.clone(),
+                        on: On::Class,
+                    };
+                    self.record(line, target, Access::Call(shape.clone()), guard);
+                    out.insert(Val::Instance(class));
+                }
+                Val::Function(fid) => {
+                    self.bind_call(fid, 0, &args, c);
+                    out.extend(self.returns[fid].read(self.func).iter().cloned());
+                }
+                Val::Bound(fid) => {
+                    let skip = self.index.funcs[fid].implicit(true);
+                    self.bind_call(fid, skip, &args, c);
+                    out.extend(self.returns[fid].read(self.func).iter().cloned());
+                }
+                Val::Class(cid) => {
+                    if let Some(init) = self.index.method(cid, "__init__") {
+                        self.bind_call(init, 1, &args, c);
+                    }
+                    out.insert(Val::Object(cid));
+                }
+                Val::Remote(r) => out.extend(self.remote_call(&r, &args)),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A call of a native member. `fn(*args)` inside a helper that received the member and
+    /// its arguments (`_call_with_config(store.put, key, value)`) gets the shape of each call
+    /// of the helper that passed the member.
+    fn record_call(
+        &mut self,
+        m: &Member,
+        shape: &CallShape,
+        c: &'a ast::ExprCall,
+        args: &Args<'a>,
+        line: usize,
+    ) {
+        let guard = match &m.probe {
+            Some((l, fallback)) => Some(Guard::Getattr {
+                line: *l,
+                fallback: fallback.clone(),
+            }),
+            None => self.guard_for(&m.path),
+        };
+        let target = Target::Native {
+            path: m.path.clone(),
+            on: m.on,
+        };
+        let mut forwarded = Vec::new();
+        if let (Some(fid), Expr::Name(callee)) = (self.func, &*c.func) {
+            let f = &self.index.funcs[fid];
+            let param = f.params.iter().position(|(p, _)| *p == callee.id.as_str());
+            let star = args.positional.iter().filter(|a| a.1).collect::<Vec<_>>();
+            let forwards_varargs = matches!(
+                (&star[..], &f.vararg),
+                ([(_, _, Expr::Name(n))], Some(v)) if n.id.as_str() == *v
+            );
+            if let (Some(param), true) = (param, forwards_varargs) {
+                let wanted = Val::Member(m.clone());
+                for site in self.sites[fid].values() {
+                    let passes = site
+                        .args
+                        .iter()
+                        .any(|(i, vals)| *i == param && vals.contains(&wanted));
+                    if passes {
+                        let mut s = shape.clone();
+                        if let Some(extra) = site.extra {
+                            s.positional += extra;
+                            s.starred = false;
+                        }
+                        forwarded.push((s, site.line));
+                    }
+                }
+            }
+        }
+        if forwarded.is_empty() {
+            self.record(
+                line,
+                target.clone(),
+                Access::Call(shape.clone()),
+                guard.clone(),
+            );
+        }
+        for (s, via) in forwarded {
+            self.record_via(
+                line,
+                target.clone(),
+                Access::Call(s),
+                guard.clone(),
+                Some(via),
+            );
+        }
+    }
+
+    /// Gives a module function's parameters what the call passes (skipping the `skip`
+    /// implicit ones), and remembers the call for forwarded shapes.
+    fn bind_call(&mut self, fid: FuncId, skip: usize, args: &Args<'a>, c: &ast::ExprCall) {
+        let line = self.line(c);
+        let f = &self.index.funcs[fid];
+        let (scope, positional) = (f.scope, f.positional());
+        let params: Vec<(&'a str, bool)> = f.params.clone();
+        let (bound, extra) = args.bind(skip, positional, |n| {
+            params.iter().position(|(p, _)| *p == n)
+        });
+        let bound: Vec<(usize, Vals<'a>)> =
+            bound.into_iter().map(|(at, v)| (at, v.clone())).collect();
+        let saved = self.scope;
+        self.scope = scope;
+        for (at, vals) in &bound {
+            self.bind(params[*at].0, vals.clone());
+        }
+        self.scope = saved;
+        if self.silent == 0 {
+            let site = CallSite {
+                line,
+                args: bound,
+                extra,
+            };
+            // A new or different call changes the shapes the function's forwarded calls get.
+            if self.sites[fid].get(&c.start()) != Some(&site) {
+                self.sites[fid].insert(c.start(), site);
+                self.deps.mark(fid);
+                self.changed = true;
+            }
+        }
+    }
+
+    /// getattr, hasattr, setattr, type, `__import__`; `None` for any other name.
+    fn builtin(&mut self, name: &str, c: &'a ast::ExprCall, line: usize) -> Option<Vals<'a>> {
+        let argv = &c.arguments.args;
+        let out = match (name, &argv[..]) {
+            ("getattr", [obj, attr, rest @ ..]) if rest.len() <= 1 => {
+                let (objs, names) = (self.eval(obj), self.eval(attr));
+                let probe = rest.first().map(|d| (line, self.source(d).to_owned()));
+                let mut out = rest.first().map(|d| self.eval(d)).unwrap_or_default();
+                let names = strings(&names);
+                for v in &objs {
+                    if names.is_empty() {
+                        self.dynamic(v, Access::Read, line, probe.is_some());
+                    }
+                }
+                for n in &names {
+                    out.extend(self.lookup_attr(&objs, n, line, false, probe.clone()));
+                }
+                out
+            }
+            ("hasattr", [obj, attr]) => {
+                let (objs, names) = (self.eval(obj), self.eval(attr));
+                for v in &objs {
+                    for n in strings(&names) {
+                        if let Some((path, on)) = self.member_of(v, n) {
+                            let guard = Some(Guard::Guarded { line });
+                            self.record(line, Target::Native { path, on }, Access::Probe, guard);
+                        }
+                    }
+                }
+                Vals::new()
+            }
+            ("setattr", [obj, attr, value]) => {
+                let (objs, names, vals) = (self.eval(obj), self.eval(attr), self.eval(value));
+                let names = strings(&names);
+                for v in &objs {
+                    if names.is_empty() {
+                        self.dynamic(v, Access::Write, line, false);
+                    }
+                    for n in &names {
+                        if let Val::Object(cid) = v {
+                            self.bind_attr(*cid, n, vals.clone());
+                        } else if let Some((path, on)) = self.member_of(v, n) {
+                            let guard = self.guard_for(&path);
+                            self.record(line, Target::Native { path, on }, Access::Write, guard);
+                        }
+                    }
+                }
+                Vals::new()
+            }
+            ("type", [obj]) => self
+                .eval(obj)
+                .into_iter()
+                .filter_map(|v| match v {
+                    Val::Instance(c) => Some(Val::ClassOf(c)),
+                    Val::Object(cid) => Some(Val::Class(cid)),
+                    _ => None,
+                })
+                .collect(),
+            ("__import__", _) => {
+                let args = self.args(&c.arguments);
+                self.dynamic_import(&args, line)
+            }
+            _ => return None,
+        };
+        if name != "__import__" {
+            for k in &c.arguments.keywords {
+                self.eval(&k.value);
+            }
+        }
+        Some(out)
+    }
+
+    /// A use whose member name is computed at run time on a native object.
+    fn dynamic(&mut self, v: &Val, access: Access, line: usize, probed: bool) {
+        if let Some((owner, on)) = self.native_owner(v) {
+            let guard = if probed {
+                Some(Guard::Getattr {
+                    line,
+                    fallback: String::new(),
+                })
+            } else {
+                self.guard_for(&owner)
+            };
+            self.record(line, Target::Dynamic { owner, on }, access, guard);
+        }
+    }
+}
+
+/// Whether calling this native module member constructs an instance of it: pybind11 classes
+/// are named in CapWords (`ReplicateConfig`), functions in snake_case (`_serialize_tensor`),
+/// whose results are not native objects to follow.
+fn is_class_name(path: &str) -> bool {
+    path.rsplit('.')
+        .next()
+        .and_then(|n| n.chars().next())
+        .is_some_and(|c| c.is_ascii_uppercase())
+}
+
+/// Library calls whose result the analysis follows.
+enum Special {
+    /// `copy.copy(x)` / `copy.deepcopy(x)`: what `x` holds.
+    Copy,
+    /// `importlib.import_module("pkg.mod")`.
+    ImportModule,
+}
+
+fn special(func: &Expr) -> Option<Special> {
+    let Expr::Attribute(a) = func else {
+        return None;
+    };
+    let Expr::Name(base) = &*a.value else {
+        return None;
+    };
+    match (base.id.as_str(), a.attr.as_str()) {
+        ("copy", "copy" | "deepcopy") => Some(Special::Copy),
+        ("importlib", "import_module") => Some(Special::ImportModule),
+        _ => None,
+    }
+}

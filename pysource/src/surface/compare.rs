@@ -1,0 +1,286 @@
+//! The derived surface against what api.toml declares: every use must be declared, a use the
+//! module makes unguarded must not be declared optional, accesses and call shapes must fit the
+//! declaration; a declaration no use needs is a warning (`by = "consumer"` ones excepted).
+
+use super::{Access, Surface, Target, Use};
+use mooncake_sos_contract::model::native::{
+    MemberKind, NativeMember, NativeSurface, NeededBy, Usage,
+};
+use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_contract::signature::{fits, misfit, overload_params};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One finding, located in the module (`line`) or, for a declaration, only in api.toml.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Finding {
+    pub line: Option<usize>,
+    /// `native Class.member` or `sibling pkg.mod`.
+    pub subject: String,
+    pub what: String,
+    pub expected: String,
+    pub found: String,
+}
+
+/// The surface of one module and how it compares with the manifest.
+#[derive(Clone, Debug, Serialize)]
+pub struct SurfaceReport {
+    pub file: String,
+    pub sha256: String,
+    pub native_module: String,
+    pub uses: Vec<Use>,
+    /// Each makes `verify` exit 1.
+    pub failures: Vec<Finding>,
+    pub warnings: Vec<Finding>,
+}
+
+impl SurfaceReport {
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// `FILE:LINE: subject: what: expected X, found Y`, one per failure.
+    pub fn failure_lines(&self) -> Vec<String> {
+        self.failures.iter().map(|f| self.line_of(f, "")).collect()
+    }
+
+    /// `FILE: warning: subject: what: expected X, found Y`, one per warning.
+    pub fn warning_lines(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .map(|f| self.line_of(f, "warning: "))
+            .collect()
+    }
+
+    fn line_of(&self, f: &Finding, level: &str) -> String {
+        let at = match f.line {
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.clone(),
+        };
+        format!(
+            "{at}: {level}{}: {}: expected {}, found {}",
+            f.subject, f.what, f.expected, f.found
+        )
+    }
+
+    /// Distinct native members and sibling modules the module uses.
+    pub fn counts(&self) -> (usize, usize) {
+        let mut native = BTreeSet::new();
+        let mut siblings = BTreeSet::new();
+        for u in &self.uses {
+            match &u.target {
+                Target::Sibling { module } => siblings.insert(module.as_str()),
+                _ => native.insert(u.subject()),
+            };
+        }
+        (native.len(), siblings.len())
+    }
+}
+
+/// Compares `surface` with the declarations in `declared`.
+pub fn compare(declared: &NativeSurface, surface: Surface) -> SurfaceReport {
+    let mut failures = Vec::new();
+    let mut warnings = Vec::new();
+    // Uses grouped by what they name, in name order.
+    let mut native: BTreeMap<&str, Vec<&Use>> = BTreeMap::new();
+    let mut siblings: BTreeMap<&str, Vec<&Use>> = BTreeMap::new();
+    for u in &surface.uses {
+        match &u.target {
+            Target::Native { path, .. } => native.entry(path).or_default().push(u),
+            Target::Sibling { module } => siblings.entry(module).or_default().push(u),
+            Target::Dynamic { owner, .. } => {
+                let owner = if owner.is_empty() {
+                    surface.native_module.clone()
+                } else {
+                    owner.clone()
+                };
+                failures.push(Finding {
+                    line: Some(u.line),
+                    subject: format!("native {owner}.<computed>"),
+                    what: "computed member name".into(),
+                    expected: "a member name api.toml can declare".into(),
+                    found: format!("{} of a name known only at run time", u.access),
+                });
+            }
+        }
+    }
+    let members: BTreeMap<String, &NativeMember> =
+        declared.members.iter().map(|m| (m.path(), m)).collect();
+    for (path, uses) in &native {
+        let subject = format!("native {path}");
+        match members.get(*path) {
+            None => failures.push(undeclared(&subject, "[[native]]", uses)),
+            Some(m) => member(&subject, m, uses, &mut failures),
+        }
+    }
+    for m in &declared.members {
+        if m.by == NeededBy::Module && !native.contains_key(m.path().as_str()) {
+            warnings.push(Finding {
+                line: None,
+                subject: format!("native {}", m.path()),
+                what: "unused".into(),
+                expected: "a use in the module (or `by = \"consumer\"`)".into(),
+                found: "none".into(),
+            });
+        }
+    }
+    for (module, uses) in &siblings {
+        let subject = format!("sibling {module}");
+        match declared.siblings.iter().find(|s| s.module == *module) {
+            None => failures.push(undeclared(&subject, "[[sibling]]", uses)),
+            Some(s) => {
+                if s.usage == Usage::Optional
+                    && let Some(u) = uses.iter().find(|u| u.required())
+                {
+                    failures.push(Finding {
+                        line: Some(u.line),
+                        subject: subject.clone(),
+                        what: "use".into(),
+                        expected: "optional (as declared)".into(),
+                        found: "an import at module level, unguarded (required)".into(),
+                    });
+                }
+            }
+        }
+    }
+    for s in &declared.siblings {
+        if !siblings.contains_key(s.module.as_str()) {
+            warnings.push(Finding {
+                line: None,
+                subject: format!("sibling {}", s.module),
+                what: "unused".into(),
+                expected: "an import in the module".into(),
+                found: "none".into(),
+            });
+        }
+    }
+    failures.sort();
+    warnings.sort();
+    SurfaceReport {
+        file: surface.file,
+        sha256: surface.sha256,
+        native_module: surface.native_module,
+        uses: surface.uses,
+        failures,
+        warnings,
+    }
+}
+
+/// A use nothing declares, located at its first required use (else its first use).
+fn undeclared(subject: &str, table: &str, uses: &[&Use]) -> Finding {
+    let first = uses.iter().find(|u| u.required()).unwrap_or(&uses[0]);
+    let usage = if first.required() {
+        "required"
+    } else {
+        "optional"
+    };
+    let others: BTreeSet<usize> = uses
+        .iter()
+        .map(|u| u.line)
+        .filter(|l| *l != first.line)
+        .collect();
+    let also = if others.is_empty() {
+        String::new()
+    } else {
+        let lines: Vec<String> = others.iter().map(usize::to_string).collect();
+        format!("; also used at line(s) {}", lines.join(", "))
+    };
+    Finding {
+        line: Some(first.line),
+        subject: subject.to_owned(),
+        what: "undeclared".into(),
+        expected: format!("a {table} entry"),
+        found: format!("{usage} {}{also}", first.describe_access()),
+    }
+}
+
+/// A declared member against its uses: optional vs required, access, call shapes.
+fn member(subject: &str, m: &NativeMember, uses: &[&Use], failures: &mut Vec<Finding>) {
+    let mut fail = |u: &Use, what: &str, expected: String, found: String| {
+        failures.push(Finding {
+            line: Some(u.line),
+            subject: subject.to_owned(),
+            what: what.into(),
+            expected,
+            found,
+        });
+    };
+    if m.usage == Usage::Optional
+        && let Some(u) = uses.iter().find(|u| u.required())
+    {
+        let found = format!("required {} (unguarded)", u.describe_access());
+        fail(u, "use", "optional (as declared)".into(), found);
+    }
+    match &m.kind {
+        MemberKind::Attribute { access, .. } => {
+            if let Some(u) = uses.iter().find(|u| u.access == Access::Write)
+                && !access.writes()
+            {
+                fail(
+                    u,
+                    "access",
+                    format!("{} (as declared)", access.as_str()),
+                    "a write".into(),
+                );
+            }
+            if let Some(u) = uses
+                .iter()
+                .find(|u| matches!(u.access, Access::Read | Access::Call(_)))
+                && !access.reads()
+            {
+                fail(
+                    u,
+                    "access",
+                    format!("{} (as declared)", access.as_str()),
+                    "a read".into(),
+                );
+            }
+        }
+        MemberKind::Callable { overload } => {
+            if let Some(u) = uses.iter().find(|u| u.access == Access::Write) {
+                let expected = "a method or function (declared without `attribute`)".into();
+                fail(
+                    u,
+                    "kind",
+                    expected,
+                    "a write: declare it with `attribute` and `access`".into(),
+                );
+            }
+            let Some(text) = overload else { return };
+            // The text was validated with the manifest.
+            let Ok(params) = overload_params(text) else {
+                return;
+            };
+            // A call forwarded through a helper (`fn(*args)` / `fn(*args, config=config)`)
+            // takes one path through it: its shapes are alternatives per call site, and one
+            // must fit (the rule `core::uses` applies against a core).
+            let mut seen = BTreeSet::new();
+            let mut forwarded: BTreeMap<usize, Vec<(&Use, &CallShape)>> = BTreeMap::new();
+            for u in uses {
+                let Access::Call(shape) = &u.access else {
+                    continue;
+                };
+                if let Some(site) = u.via {
+                    forwarded.entry(site).or_default().push((u, shape));
+                } else if seen.insert(shape)
+                    && let Err(why) = fits(&params, shape)
+                {
+                    let (expected, found) = misfit(text, shape, &why);
+                    fail(u, "call", expected, found);
+                }
+            }
+            for alternatives in forwarded.values() {
+                let misses: Vec<_> = alternatives
+                    .iter()
+                    .map(|(u, shape)| (u, shape, fits(&params, shape)))
+                    .collect();
+                if misses.iter().all(|m| m.2.is_err())
+                    && let Some((u, shape, Err(why))) = misses.into_iter().next()
+                {
+                    let (expected, found) = misfit(text, shape, &why);
+                    fail(u, "call", expected, found);
+                }
+            }
+        }
+    }
+}

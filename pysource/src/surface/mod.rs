@@ -1,0 +1,238 @@
+//! The module's native surface, derived from its source without running it: every use it makes
+//! of the native core and of the sibling modules of its package, each with its line, whether
+//! the module needs it (required) or falls back without it (optional, and why), and for calls
+//! the call shape. [`compare`] checks it against what api.toml declares.
+//!
+//! How native objects are recognised (a small flow-insensitive type inference, per scope):
+//! - the native module however imported (`import mooncake.store as s`, `from mooncake import
+//!   store`, `import mooncake.store`, `importlib.import_module("mooncake.store")`), and its
+//!   members however reached (`s.X`, `from mooncake.store import X as Y`,
+//!   `getattr(s, "X", default)`);
+//! - roles from the manifest: a parameter named like a key of `[upstream] native_roles` (in
+//!   any function of the module) holds an instance of that class, e.g. `store` the
+//!   `MooncakeDistributedStore` the module is given and `config` the consumer's
+//!   `ReplicateConfig`;
+//! - what flows from those: `self.x = store` types `self.x` in every method of the class (and
+//!   of its subclasses), an assignment types its name in its scope, a call of a module function
+//!   types its parameters (and its result), `X()` of a native class is an instance of it, so is
+//!   `type(cfg)()` and `copy.copy(cfg)`; a conditional expression carries both arms.
+//!
+//! A use is optional when the module probes it (`getattr(obj, name, default)`, `hasattr`), when
+//! it is reached through a probed value, inside `if hasattr(obj, name)` (or after `if not
+//! hasattr(obj, name): continue`), or inside a `try` whose handler swallows the failure (for
+//! members: AttributeError, Exception, BaseException or bare; for imports: ImportError,
+//! ModuleNotFoundError, ...). A sibling import inside a function is lazy, hence optional.
+//! Names computed at run time are followed through constants, tuples of constants (`for name in
+//! FIELDS`) and the constant arguments a function is called with.
+
+mod call;
+mod compare;
+mod deps;
+mod expr;
+mod guard;
+mod imports;
+mod index;
+mod program;
+mod remote;
+mod render;
+mod stmt;
+mod value;
+mod walk;
+mod world;
+
+pub use compare::{Finding, SurfaceReport, compare};
+pub(crate) use expr::keyword_args;
+pub use program::{MAX_ROUNDS, Program, ProgramFile, derive_program};
+
+use crate::source::{LoadError, ModuleSource};
+use mooncake_sos_contract::model::Api;
+use mooncake_sos_contract::signature::CallShape;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What the analysis needs from the manifest.
+#[derive(Clone, Debug)]
+pub struct SurfaceConfig {
+    /// The module being read, e.g. `mooncake.structured_object_store` (for relative imports).
+    pub module: String,
+    /// The native core, e.g. `mooncake.store`.
+    pub native_module: String,
+    /// The top-level package, e.g. `mooncake`: its other modules are siblings.
+    pub package: String,
+    /// Parameter name -> native class.
+    pub roles: BTreeMap<String, String>,
+}
+
+impl SurfaceConfig {
+    pub fn from_api(api: &Api) -> Self {
+        Self {
+            module: api.upstream.module.clone(),
+            native_module: api.upstream.native_module.clone(),
+            package: api.upstream.package().to_owned(),
+            roles: api
+                .surface
+                .roles
+                .iter()
+                .map(|r| (r.param.clone(), r.class.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Where a member is looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum On {
+    /// The native module itself (a class or function of it).
+    Module,
+    /// A class object.
+    Class,
+    /// An instance.
+    Instance,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Target {
+    /// A member of the native module: `ReplicateConfig`, `MooncakeDistributedStore.put`,
+    /// `ReplicateConfig.group_ids`.
+    Native { path: String, on: On },
+    /// A member whose name is computed at run time on `owner` (`""`: the native module).
+    Dynamic { owner: String, on: On },
+    /// A module of the same package, e.g. `mooncake.buffer_pool`.
+    Sibling { module: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Access {
+    Read,
+    Write,
+    /// `hasattr`.
+    Probe,
+    Call(CallShape),
+    Import,
+}
+
+/// Why a use is optional: what the module does without it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Guard {
+    /// Probed with `getattr(obj, name, fallback)` at `line`.
+    Getattr { line: usize, fallback: String },
+    /// Reached only where the test at `line` found it: `if hasattr(obj, name)`, `if x is not
+    /// None` for a probed `x`, or after `if not hasattr(obj, name): continue`.
+    Guarded { line: usize },
+    /// Inside a `try` whose handler at `line` swallows the failure.
+    Try { line: usize },
+    /// An import inside the function defined at `line`: it runs only when called.
+    Lazy { line: usize },
+}
+
+/// One use of the native core or of a sibling module.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Use {
+    pub line: usize,
+    pub target: Target,
+    pub access: Access,
+    /// `None`: required (the module fails without it).
+    pub optional: Option<Guard>,
+    /// For a call made through a forwarding helper (`fn(*args)`): the line of the call that
+    /// passed the member and its arguments.
+    pub via: Option<usize>,
+}
+
+impl Use {
+    /// The dotted name a declaration must carry: the member's path or the sibling module.
+    pub fn subject(&self) -> &str {
+        match &self.target {
+            Target::Native { path, .. } => path,
+            Target::Dynamic { owner, .. } => owner,
+            Target::Sibling { module } => module,
+        }
+    }
+
+    pub fn required(&self) -> bool {
+        self.optional.is_none()
+    }
+}
+
+/// Every use, sorted by line (then target and access), each once.
+#[derive(Clone, Debug, Serialize)]
+pub struct Surface {
+    pub file: String,
+    pub sha256: String,
+    pub native_module: String,
+    pub uses: Vec<Use>,
+}
+
+/// Parses `source` (nesting bounded: [`crate::nesting`]) and derives its surface; a syntax
+/// error is a located [`LoadError`].
+pub fn derive(source: &ModuleSource, config: &SurfaceConfig) -> Result<Surface, LoadError> {
+    crate::nesting::with_parsed(source, |parsed| {
+        derive_parsed(parsed.suite(), source, config)
+    })
+}
+
+/// [`derive`] over a module already parsed (`body` is `source`'s).
+pub fn derive_parsed(
+    body: &[ruff_python_ast::Stmt],
+    source: &ModuleSource,
+    config: &SurfaceConfig,
+) -> Surface {
+    Surface {
+        file: source.display.clone(),
+        sha256: source.sha256.clone(),
+        native_module: config.native_module.clone(),
+        uses: walk::analyze(body, &source.text, config),
+    }
+}
+
+/// [`derive_program`] for the native core and for each other extension module in `others`
+/// (`mooncake.engine`), each file's uses as one list: a use of another module is qualified by
+/// it (`mooncake.engine.TransferEngine.initialize`), and importing one is no sibling's use.
+pub fn derive_program_modules(
+    files: &[ProgramFile<'_>],
+    config: &SurfaceConfig,
+    others: &[String],
+) -> Result<Program, LoadError> {
+    let native = |m: &str| m == config.native_module || others.iter().any(|o| o == m);
+    let mut program = derive_program(files, config)?;
+    let out = &mut program.files;
+    for uses in out.iter_mut().flatten() {
+        uses.retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
+    }
+    for module in others {
+        let config = SurfaceConfig {
+            native_module: module.clone(),
+            ..config.clone()
+        };
+        let more = derive_program(files, &config)?;
+        program.unsettled |= more.unsettled;
+        for (uses, more) in program.files.iter_mut().zip(more.files) {
+            for mut u in more.into_iter().flatten() {
+                match &mut u.target {
+                    Target::Native { path, .. } => *path = format!("{module}.{path}"),
+                    Target::Dynamic { owner, .. } if owner.is_empty() => owner.clone_from(module),
+                    Target::Dynamic { owner, .. } => *owner = format!("{module}.{owner}"),
+                    Target::Sibling { .. } => continue,
+                }
+                uses.get_or_insert_with(Vec::new).push(u);
+            }
+        }
+    }
+    for uses in program.files.iter_mut().flatten() {
+        uses.sort();
+        uses.dedup();
+    }
+    Ok(program)
+}
+
+/// Derives the surface of `source` and compares it with what `api` declares.
+pub fn check(api: &Api, source: &ModuleSource) -> Result<SurfaceReport, LoadError> {
+    let surface = derive(source, &SurfaceConfig::from_api(api))?;
+    Ok(compare(&api.surface, surface))
+}
+
+#[cfg(test)]
+mod tests;
