@@ -106,7 +106,7 @@ fn a_master_killed_mid_run_fails_fast_and_a_restart_serves_new_calls() {
     let mut master = Master::start(&env);
     // P2P handshake metadata, the consumer's default: the client needs only the master.
     let config = StoreConfig::loopback(format!("127.0.0.1:{}", master.rpc_port));
-    let store = Store::connect(&config)
+    let store = Store::connect(&mooncake_sos::API, &config)
         .unwrap_or_else(|e| panic!("connect: {e}\nlog: {}", master.log.display()));
     let t =
         Python::attach(|py| MooncakeBundleTransfer::new(py, &module, &store, &Default::default()))

@@ -171,7 +171,7 @@ fn eight_threads_on_a_real_master() {
     let env = TestEnv::get();
     let module = mooncake_sos::load(&env.python_env()).unwrap_or_else(|e| panic!("{e}"));
     let master = Master::start(&env);
-    let store = Store::connect(&master.store_config())
+    let store = Store::connect(&mooncake_sos::API, &master.store_config())
         .unwrap_or_else(|e| panic!("connect: {e}\nlog: {}", master.log.display()));
     let started = Instant::now();
     let out = run(&module, &store, &|| master.key_count() as usize);

@@ -7,7 +7,10 @@ use mooncake_sos_tests::{TestEnv, scenarios};
 fn setup() -> (mooncake_sos_runtime::Module, Store) {
     let env = TestEnv::get();
     let module = mooncake_sos::load(&env.python_env()).unwrap_or_else(|e| panic!("{e}"));
-    (module, Store::open(None).expect("embedded store"))
+    (
+        module,
+        Store::open(&mooncake_sos::API, None).expect("embedded store"),
+    )
 }
 
 fn held(store: &Store) -> usize {

@@ -22,7 +22,7 @@ fn real_master_round_trips() {
         replica_num: Some(1),
         ..master.store_config()
     };
-    let store = Store::connect(&config)
+    let store = Store::connect(&mooncake_sos::API, &config)
         .unwrap_or_else(|e| panic!("connect: {e}\nlog: {}", master.log.display()));
     assert_eq!(store.kind(), StoreKind::Distributed);
     scenarios::flat_dict(&module, &store);
@@ -119,7 +119,7 @@ fn master_not_running_fails_within_5s() {
     mooncake_sos::load(&env.python_env()).unwrap_or_else(|e| panic!("{e}"));
     let config = StoreConfig::loopback(format!("127.0.0.1:{}", free_port()));
     let started = Instant::now();
-    let err = match Store::connect(&config) {
+    let err = match Store::connect(&mooncake_sos::API, &config) {
         Ok(_) => panic!("connected to a master that is not running"),
         Err(e) => e.to_string(),
     };
@@ -176,4 +176,47 @@ fn the_native_core_is_first_imported_on_a_thread_that_lives_on() {
     let name = std::fs::read_to_string(format!("/proc/self/task/{importer}/comm"))
         .expect("the importing thread still runs after the loading thread ended");
     assert_eq!(name.trim(), LASTING_THREAD);
+}
+
+/// The runtime sets up the store api.toml declares and nothing else: a setup key the manifest
+/// declares that StoreConfig cannot carry, and a replicate field it does not declare writable,
+/// are errors naming them, before any connection is tried.
+#[test]
+fn the_store_is_set_up_as_the_manifest_declares() {
+    let env = TestEnv::get();
+    mooncake_sos::load(&env.python_env()).unwrap_or_else(|e| panic!("{e}"));
+    let api = &mooncake_sos::API;
+    assert_eq!(api.store.class, "MooncakeDistributedStore");
+    assert_eq!(api.store.setup_keys.len(), 7);
+    static KEYS: [&str; 2] = ["local_hostname", "master_addr"];
+    let renamed = mooncake_sos_runtime::Contract {
+        store: mooncake_sos_runtime::NativeStore {
+            setup_keys: &KEYS,
+            config_fields: &[],
+            ..api.store
+        },
+        ..*api
+    };
+    // No master listens there: the key is refused first.
+    let config = StoreConfig::loopback(format!("127.0.0.1:{}", free_port()));
+    let err = match Store::connect(&renamed, &config) {
+        Ok(_) => panic!("set up a store with an undeclared key"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("MooncakeDistributedStore.setup: api.toml declares the key `master_addr`"),
+        "{err}"
+    );
+    let err = Python::attach(|py| renamed.replicate_config(py, "replica_num", 1).map(drop))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("mooncake.store.ReplicateConfig.replica_num: api.toml declares no such"),
+        "{err}"
+    );
+    let made = Python::attach(|py| {
+        api.replicate_config(py, "replica_num", 2)
+            .map(|c| c.getattr("replica_num").unwrap().extract::<u32>().unwrap())
+    });
+    assert_eq!(made.unwrap(), 2);
 }

@@ -27,7 +27,7 @@ fn the_manifests_scenarios_run_against_a_real_master() {
                     protocol: c["protocol"].as_str().unwrap().to_owned(),
                     ..StoreConfig::loopback(format!("127.0.0.1:{}", master.rpc_port))
                 };
-                let store = Store::connect(&config)
+                let store = Store::connect(&mooncake_sos::API, &config)
                     .unwrap_or_else(|e| panic!("scenario {name}: {}: setup: {e}", c["name"]));
                 (c["name"].as_str().unwrap().to_owned(), store)
             })

@@ -261,15 +261,13 @@ def check(module: str = MODULE, native_module: str = NATIVE_MODULE) -> list[str]
 
 
 def installed(module: str = MODULE) -> dict[str, Any]:
-    """What is installed: mooncake distributions, the module file and its sha256."""
+    """What is installed: the distributions of the module's package, the module file and its sha256."""
     import hashlib  # here and argparse in main(): the check alone needs neither (~7 ms each)
     from importlib import metadata
 
-    dists = sorted(
-        f"{d.metadata['Name']} {d.version}"
-        for d in metadata.distributions()
-        if (d.metadata["Name"] or "").lower().replace("_", "-").startswith({{ package_prefix_lit }})
-    )
+    # The distributions that install the module's top-level package, whatever their names.
+    names = sorted(set(metadata.packages_distributions().get(module.split(".")[0], [])))
+    dists = [f"{name} {metadata.version(name)}" for name in names]
     info: dict[str, Any] = {"distributions": dists, "module_file": None, "module_sha256": None}
     try:
         spec = importlib.util.find_spec(module)

@@ -29,6 +29,21 @@ pub static API: rt::Contract = rt::Contract {
     native_module: NATIVE_MODULE,
     shim: SHIM,
     shim_source: include_str!("../python/mooncake_sos.py"),
+    store: rt::NativeStore {
+        class: "MooncakeDistributedStore",
+        setup: "setup",
+        setup_keys: &[
+            "global_segment_size",
+            "local_buffer_size",
+            "local_hostname",
+            "master_server_addr",
+            "metadata_server",
+            "protocol",
+            "rdma_devices",
+        ],
+        config_class: "ReplicateConfig",
+        config_fields: &["replica_num"],
+    },
 };
 /// Starts the interpreter for `env`, imports the module and checks it against [`API`].
 pub fn load(env: &PythonEnv) -> Result<Module> {

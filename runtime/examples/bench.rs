@@ -233,7 +233,7 @@ fn run(args: Args) -> Result<()> {
             let mut c = StoreConfig::loopback(addr.clone());
             c.global_segment_size = 3 << 30;
             c.local_buffer_size = 512 << 20;
-            stores.push(("real master", Store::connect(&c)?));
+            stores.push(("real master", Store::connect(&mooncake_sos::API, &c)?));
         }
         println!(
             "| store | payload | Rust put / get (median) | Python put / get (median) | Rust overhead (put+get, of medians) | paired median |"

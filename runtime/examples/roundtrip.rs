@@ -78,7 +78,7 @@ fn run(args: Args) -> mooncake_sos::Result<()> {
         }
         c
     });
-    let store = Store::open(config.as_ref())?;
+    let store = Store::open(&mooncake_sos::API, config.as_ref())?;
     println!("store: {:?}", store.kind());
 
     Python::attach(|py| -> mooncake_sos::Result<()> {

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::Module;
+use crate::contract::Contract;
 use crate::error::{Error, PyContext, Result};
 use crate::liveness::Liveness;
 use crate::store::Store;
@@ -42,8 +43,10 @@ pub struct Call<'a, 'py> {
     target: Option<Bound<'py, PyAny>>,
     args: Vec<Bound<'py, PyAny>>,
     kwargs: Option<Bound<'py, PyDict>>,
-    /// The store's `ReplicateConfig`, the default of a `config` option.
+    /// The store's replicate config, the default of a `config` option.
     replicate: Option<&'a Py<PyAny>>,
+    /// What makes a caller's replicate config (the module's contract).
+    contract: Option<&'static Contract>,
     liveness: Option<&'a Liveness>,
     /// For a constructor: the store the new [`Instance`] works over.
     store: Option<&'a Store>,
@@ -65,6 +68,7 @@ impl<'a, 'py> Call<'a, 'py> {
             args: Vec::new(),
             kwargs: None,
             replicate: None,
+            contract: None,
             liveness: None,
             store: None,
             error: None,
@@ -84,6 +88,12 @@ impl<'a, 'py> Call<'a, 'py> {
             Label::Function(name),
             module.getattr(name),
         )
+    }
+
+    /// The contract a caller's replicate config is made by.
+    pub fn with_contract(mut self, contract: &'static Contract) -> Self {
+        self.contract = Some(contract);
+        self
     }
 
     /// Appends a positional argument.
@@ -121,7 +131,15 @@ impl<'a, 'py> Call<'a, 'py> {
             return self;
         }
         let value = match (value, self.replicate) {
-            (Some(c), _) => c.to_py(self.py, &self.module).map(Some),
+            (Some(c), _) => match self.contract {
+                Some(contract) => contract
+                    .replicate_config(self.py, "replica_num", c.replica_num)
+                    .map(Some),
+                None => Err(Error::Value(format!(
+                    "{}: a replicate config needs the module's contract",
+                    self.label
+                ))),
+            },
             (None, Some(store_default)) => Ok(Some(store_default.bind(self.py).clone())),
             (None, None) => Ok(None),
         };
@@ -173,12 +191,16 @@ impl<'a, 'py> Call<'a, 'py> {
     /// Makes a constructor call started by [`Instance::construct`] and wraps the result.
     pub fn instance(self) -> Result<Instance> {
         let (py, module, label, store) = (self.py, self.module.clone(), self.label, self.store);
+        let Some(contract) = self.contract else {
+            return Err(Error::Interpreter(format!("{label} is not a constructor")));
+        };
         let obj = self.invoke()?;
         let Label::Function(class) = label else {
             return Err(Error::Interpreter(format!("{label} is not a constructor")));
         };
         Ok(Instance {
             class,
+            contract,
             obj: obj.unbind(),
             module: module.unbind(),
             replicate: store
@@ -193,6 +215,7 @@ impl<'a, 'py> Call<'a, 'py> {
 /// wrapper holds. Calls through it check the store's master first.
 pub struct Instance {
     class: &'static str,
+    contract: &'static Contract,
     obj: Py<PyAny>,
     module: Py<PyAny>,
     replicate: Option<Py<PyAny>>,
@@ -212,6 +235,7 @@ impl Instance {
         let mut call = Call::new(py, bound, Label::Function(class), target);
         call.args.push(store.object(py));
         call.store = Some(store);
+        call.contract = Some(module.contract());
         call
     }
 
@@ -225,6 +249,7 @@ impl Instance {
             target,
         );
         call.replicate = self.replicate.as_ref();
+        call.contract = Some(self.contract);
         call.liveness = self.liveness.as_deref();
         call
     }

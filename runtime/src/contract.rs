@@ -23,6 +23,24 @@ pub struct Contract {
     pub shim: &'static str,
     /// The shim's source text (the generated crate `include_str!`s it).
     pub shim_source: &'static str,
+    /// The native store the module is given.
+    pub store: NativeStore,
+}
+
+/// The native store the module is given, as api.toml declares it (`[upstream] native_roles`
+/// and the `[[native]]` entries of the store and its config): the runtime names nothing of
+/// the native core that the manifest does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NativeStore {
+    /// The store class (`native_roles.store`), e.g. `MooncakeDistributedStore`.
+    pub class: &'static str,
+    /// Its set-up method, which takes one dict, and the keys callers pass in it (`dict_keys`).
+    pub setup: &'static str,
+    pub setup_keys: &'static [&'static str],
+    /// The replicate-config class (`native_roles.config`), e.g. `ReplicateConfig`, and the
+    /// attributes callers write on it.
+    pub config_class: &'static str,
+    pub config_fields: &'static [&'static str],
 }
 
 impl Contract {
@@ -38,6 +56,32 @@ impl Contract {
             native_module,
             ..self
         }
+    }
+
+    /// `<native_module>.<config_class>()` with `field = value` set. A field api.toml does not
+    /// declare writable is an error naming it, before anything is made.
+    pub fn replicate_config<'py>(
+        &self,
+        py: Python<'py>,
+        field: &str,
+        value: u32,
+    ) -> Result<Bound<'py, PyAny>> {
+        let (module, class) = (self.native_module, self.store.config_class);
+        if class.is_empty() || !self.store.config_fields.contains(&field) {
+            return Err(Error::Value(format!(
+                "{module}.{class}.{field}: api.toml declares no such writable field (a [[native]] \
+                 entry with object = \"{class}\", attribute = \"{field}\" and a write access)"
+            )));
+        }
+        let config = py
+            .import(module)
+            .and_then(|m| m.getattr(class))
+            .and_then(|cls| cls.call0())
+            .context(|| format!("{module}.{class}()"))?;
+        config
+            .setattr(field, value)
+            .context(|| format!("{class}.{field}"))?;
+        Ok(config)
     }
 
     /// The module name the shim runs under here: never its own, so importing it raises nothing.

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 
 pub use call::{Call, Instance};
-pub use contract::Contract;
+pub use contract::{Contract, NativeStore};
 pub use embedded::{EmbeddedStore, status};
 pub use error::{Error, PyContext, Result, SpecMismatch};
 pub use frozen::FrozenObjects;
@@ -119,6 +119,6 @@ impl Module {
 
     /// A call of the module-level function `name`; see [`Call`].
     pub fn call<'py>(&self, py: Python<'py>, name: &'static str) -> Call<'static, 'py> {
-        Call::function(py, &self.bind(py), name)
+        Call::function(py, &self.bind(py), name).with_contract(self.contract)
     }
 }

@@ -1,5 +1,5 @@
-//! The store object a transfer writes through: a real `MooncakeDistributedStore` set up from a
-//! typed config, or the embedded store when no master is configured.
+//! The store object a transfer writes through: the native store api.toml declares, set up from
+//! a typed config, or the embedded store when no master is configured.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,11 +9,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::{Deserialize, Serialize};
 
+use crate::contract::{Contract, NativeStore};
 use crate::embedded::EmbeddedStore;
 use crate::error::{Error, PyContext, Result};
 use crate::liveness::{Liveness, connect};
 
-/// The keys the consumer passes to `MooncakeDistributedStore.setup(config: dict)`.
+/// What a store is set up from: the keys api.toml declares for the store's `setup(config:
+/// dict)`, and what the runtime itself needs (the replica count, the bind address, a timeout).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
@@ -61,18 +63,29 @@ impl StoreConfig {
         }
     }
 
-    fn to_py_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The dict `setup` takes: exactly the keys api.toml declares, each from this config's
+    /// field of that name. A declared key this config does not carry is an error naming it.
+    fn setup_dict<'py>(&self, py: Python<'py>, store: &NativeStore) -> Result<Bound<'py, PyDict>> {
+        let fields = serde_json::to_value(self).map_err(|e| Error::Value(e.to_string()))?;
         let d = PyDict::new(py);
-        d.set_item("local_hostname", &self.local_hostname)?;
-        d.set_item("metadata_server", &self.metadata_server)?;
-        d.set_item("global_segment_size", self.global_segment_size)?;
-        d.set_item("local_buffer_size", self.local_buffer_size)?;
-        d.set_item("protocol", &self.protocol)?;
-        d.set_item("rdma_devices", &self.rdma_devices)?;
-        d.set_item("master_server_addr", &self.master_server_addr)?;
+        for &key in store.setup_keys {
+            let value = fields.get(key).filter(|_| !RUNTIME_ONLY.contains(&key));
+            let Some(value) = value else {
+                return Err(Error::Connect(format!(
+                    "{}.{}: api.toml declares the key `{key}`, which StoreConfig does not carry",
+                    store.class, store.setup
+                )));
+            };
+            crate::value::json_to_py(py, value)
+                .and_then(|v| d.set_item(key, v))
+                .context(|| format!("{}.{} key {key}", store.class, store.setup))?;
+        }
         Ok(d)
     }
 }
+
+/// StoreConfig's fields the runtime itself uses, never passed to `setup`.
+const RUNTIME_ONLY: [&str; 3] = ["replica_num", "tcp_bind_address", "probe_timeout_ms"];
 
 /// Which kind of store a [`Store`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,11 +129,14 @@ impl Store {
         })
     }
 
-    /// A `MooncakeDistributedStore` set up from `config`. The master's port is connected to
-    /// first (and then watched, see [`Liveness`]): a master that is not running fails here
-    /// within `probe_timeout_ms`, whereas the native `setup` retries for about 90 s while
-    /// holding the GIL.
-    pub fn connect(config: &StoreConfig) -> Result<Store> {
+    /// The native store `contract` declares, set up from `config`. The master's port is
+    /// connected to first (and then watched, see [`Liveness`]): a master that is not running
+    /// fails here within `probe_timeout_ms`, whereas the native `setup` retries for about 90 s
+    /// while holding the GIL.
+    pub fn connect(contract: &Contract, config: &StoreConfig) -> Result<Store> {
+        let (module, native) = (contract.native_module, &contract.store);
+        // What api.toml declares and StoreConfig cannot carry fails before any connection.
+        Python::attach(|py| config.setup_dict(py, native).map(drop))?;
         let timeout = Duration::from_millis(config.probe_timeout_ms);
         let liveness = Liveness::connect(&config.master_server_addr, timeout)?;
         if let Some(hostport) = http_hostport(&config.metadata_server) {
@@ -133,25 +149,23 @@ impl Store {
                     .and_then(|env| env.set_item("MC_TCP_BIND_ADDRESS", addr))
                     .context(|| "set MC_TCP_BIND_ADDRESS".into())?;
             }
-            crate::python::import_native(py, "mooncake.store");
-            let native = py
-                .import("mooncake.store")
-                .context(|| "import mooncake.store".into())?;
-            let store = native
-                .getattr("MooncakeDistributedStore")
+            crate::python::import_native(py, module);
+            let store = py
+                .import(module)
+                .context(|| format!("import {module}"))?
+                .getattr(native.class)
                 .and_then(|cls| cls.call0())
-                .context(|| "MooncakeDistributedStore()".into())?;
+                .context(|| format!("{}()", native.class))?;
             let started = Instant::now();
             let rc: i64 = store
-                .call_method1(
-                    "setup",
-                    (config.to_py_dict(py).context(|| "setup config".into())?,),
-                )
+                .call_method1(native.setup, (config.setup_dict(py, native)?,))
                 .and_then(|r| r.extract())
-                .context(|| "MooncakeDistributedStore.setup".into())?;
+                .context(|| format!("{}.{}", native.class, native.setup))?;
             if rc != 0 {
                 return Err(Error::Connect(format!(
-                    "MooncakeDistributedStore.setup returned {rc} after {:.1?} (master {}, metadata {})",
+                    "{}.{} returned {rc} after {:.1?} (master {}, metadata {})",
+                    native.class,
+                    native.setup,
                     started.elapsed(),
                     config.master_server_addr,
                     config.metadata_server
@@ -159,15 +173,7 @@ impl Store {
             }
             let replicate = match config.replica_num {
                 None => None,
-                Some(n) => {
-                    let rc = native
-                        .getattr("ReplicateConfig")
-                        .and_then(|cls| cls.call0())
-                        .context(|| "ReplicateConfig()".into())?;
-                    rc.setattr("replica_num", n)
-                        .context(|| "ReplicateConfig.replica_num".into())?;
-                    Some(rc.unbind())
-                }
+                Some(n) => Some(contract.replicate_config(py, "replica_num", n)?.unbind()),
             };
             Ok(Store {
                 obj: store.unbind(),
@@ -181,10 +187,10 @@ impl Store {
     }
 
     /// The embedded store when `config` is `None`, else a connection.
-    pub fn open(config: Option<&StoreConfig>) -> Result<Store> {
+    pub fn open(contract: &Contract, config: Option<&StoreConfig>) -> Result<Store> {
         match config {
             None => Store::embedded(),
-            Some(c) => Store::connect(c),
+            Some(c) => Store::connect(contract, c),
         }
     }
 

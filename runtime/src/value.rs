@@ -361,22 +361,9 @@ impl ToPy for Record {
     }
 }
 
-/// `mooncake.store.ReplicateConfig` with `replica_num` set (the one field the consumer sets).
+/// The replicate config a caller gives a put: `replica_num` set on the config class api.toml
+/// declares ([`Contract::replicate_config`](crate::Contract::replicate_config) makes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplicateConfig {
     pub replica_num: u32,
-}
-
-impl ToPy for ReplicateConfig {
-    fn to_py<'py>(&self, py: Python<'py>, _m: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
-        let config = py
-            .import("mooncake.store")
-            .and_then(|m| m.getattr("ReplicateConfig"))
-            .and_then(|cls| cls.call0())
-            .context(|| "mooncake.store.ReplicateConfig()".into())?;
-        config
-            .setattr("replica_num", self.replica_num)
-            .context(|| "ReplicateConfig.replica_num".into())?;
-        Ok(config)
-    }
 }

@@ -88,20 +88,10 @@ pub fn packages(api: &Api) -> Vec<String> {
         }
     };
     for image in &api.images {
-        add(package_of(&image.layer));
+        add(image.layer.package());
         add(&image.core.package);
     }
     out
-}
-
-/// The package whose releases an image's layer takes.
-pub fn package_of(layer: &Layer) -> &str {
-    match layer {
-        Layer::Overlay { base_package, .. }
-        | Layer::Pin { base_package, .. }
-        | Layer::Check { base_package, .. } => base_package,
-        Layer::Fill { package, .. } => package,
-    }
 }
 
 /// The oldest release api.toml names (an image's, a core's, [drop]'s).
@@ -215,7 +205,7 @@ pub fn run(
             }
             Layer::Check { .. } => "one-file overlay",
         };
-        sides.push((side, Some(layer), package_of(&image.layer).to_owned()));
+        sides.push((side, Some(layer), image.layer.package().to_owned()));
     }
     // Pin images' recorded users: a release that breaks one is not fit for that pin (a
     // missing record is verify's to report).

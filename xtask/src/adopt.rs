@@ -76,7 +76,7 @@ pub fn run(args: &Args) -> Result {
             return Ok(Outcome::Failed);
         }
     };
-    let package = watch::package_of(&image.layer).to_owned();
+    let package = image.layer.package().to_owned();
     let wheels = match &target {
         Target::Pin { version } => args.watch.index()?.release_files(&package, version)?,
         _ => Vec::new(),

@@ -23,7 +23,6 @@ struct ShimTemplate {
     sha256_lit: String,
     fingerprint_lit: String,
     fix_lit: String,
-    package_prefix_lit: String,
     symbols_lit: String,
     native_lit: String,
     scenarios_lit: String,
@@ -65,7 +64,6 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
         fingerprint_lit: str_literal(&api.fingerprint()),
         fix_lit: str_literal(&fix),
         // Every wheel flavour (-non-cuda, -cuda13, -rocm, ...) shares this prefix.
-        package_prefix_lit: str_literal("mooncake-transfer-engine"),
         symbols_lit: Py::List(api.symbols.iter().map(symbol).collect()).to_source(0),
         native_lit: Py::List(api.native.iter().map(native).collect()).to_source(0),
         scenarios_lit: Py::List(api.scenarios.iter().map(scenario).collect()).to_source(0),

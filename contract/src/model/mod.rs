@@ -278,6 +278,16 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// The package whose releases the layer takes.
+    pub fn package(&self) -> &str {
+        match self {
+            Layer::Overlay { base_package, .. }
+            | Layer::Pin { base_package, .. }
+            | Layer::Check { base_package, .. } => base_package,
+            Layer::Fill { package, .. } => package,
+        }
+    }
+
     /// The strategy's name in api.toml.
     pub fn strategy(&self) -> &'static str {
         match self {

@@ -15,6 +15,58 @@ pub struct NativeSurface {
     pub siblings: Vec<Sibling>,
 }
 
+/// What the runtime makes of the native core, all of it from api.toml: the store class (the
+/// `store` role), its set-up method (its member that takes a dict, with the keys), the
+/// replicate-config class (the `config` role) and the attributes callers write on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreFacts {
+    pub class: String,
+    pub setup: String,
+    pub setup_keys: Vec<String>,
+    pub config_class: String,
+    pub config_fields: Vec<String>,
+}
+
+impl NativeSurface {
+    /// The class of the parameter role `param` (`store`, `config`), or `""`.
+    pub fn role(&self, param: &str) -> &str {
+        self.roles
+            .iter()
+            .find(|r| r.param == param)
+            .map_or("", |r| r.class.as_str())
+    }
+
+    pub fn store_facts(&self) -> StoreFacts {
+        let (class, config_class) = (self.role("store"), self.role("config"));
+        let in_core = |m: &&NativeMember| m.module.is_none();
+        let setup = self.members.iter().filter(in_core).find(|m| {
+            !m.dict_keys.is_empty()
+                && m.object
+                    .strip_prefix(class)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        });
+        let config_fields = self
+            .members
+            .iter()
+            .filter(in_core)
+            .filter(|m| m.object == config_class)
+            .filter_map(|m| match &m.kind {
+                MemberKind::Attribute { name, access, .. } if access.writes() => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        StoreFacts {
+            class: class.to_owned(),
+            setup: setup
+                .and_then(|m| m.object.rsplit_once('.'))
+                .map_or(String::new(), |(_, method)| method.to_owned()),
+            setup_keys: setup.map(|m| m.dict_keys.clone()).unwrap_or_default(),
+            config_class: config_class.to_owned(),
+            config_fields,
+        }
+    }
+}
+
 /// A parameter named `param` (in any function of the module) carries an instance of `class`,
 /// e.g. `store` -> `MooncakeDistributedStore`.
 #[derive(Clone, Debug, Serialize)]
@@ -176,4 +228,30 @@ pub struct Sibling {
     /// Required: imported at module level, unguarded. Optional: guarded by try or lazy.
     pub usage: Usage,
     pub reason: String,
+}
+
+#[cfg(test)]
+mod tests {
+    /// The runtime's store facts are read from api.toml, not written into the runtime.
+    #[test]
+    fn store_facts_come_from_the_manifest() {
+        let api = crate::load_str("api.toml", include_str!("../../../api.toml")).unwrap();
+        let facts = api.surface.store_facts();
+        assert_eq!(facts.class, "MooncakeDistributedStore");
+        assert_eq!(facts.setup, "setup");
+        assert_eq!(facts.setup_keys.len(), 7);
+        assert!(facts.setup_keys.iter().any(|k| k == "master_server_addr"));
+        assert_eq!(facts.config_class, "ReplicateConfig");
+        assert_eq!(facts.config_fields, ["replica_num"]);
+        // Renamed in the manifest, renamed in what the runtime is told.
+        let edited = include_str!("../../../api.toml")
+            .replace("MooncakeDistributedStore", "DistributedStore")
+            .replace("\"master_server_addr\"", "\"master_addr\"");
+        let facts = crate::load_str("api.toml", &edited)
+            .unwrap()
+            .surface
+            .store_facts();
+        assert_eq!(facts.class, "DistributedStore");
+        assert!(facts.setup_keys.iter().any(|k| k == "master_addr"));
+    }
 }

@@ -1,6 +1,7 @@
 //! The pins as constants, and the contract the runtime checks at load time: the generated
 //! shim itself (included as text), whose `check()` the runtime runs, so the bindings carry no
-//! second copy of the manifest's API.
+//! second copy of the manifest's API; and the native store the runtime sets up, as api.toml
+//! declares it.
 
 use mooncake_sos_contract::model::Api;
 use proc_macro2::TokenStream;
@@ -14,6 +15,14 @@ pub(super) fn tokens(api: &Api) -> TokenStream {
     // From generated/src/bindings.rs to generated/python/<shim>.py (see render::shim::path).
     let shim_file = format!("../python/{shim}.py");
     let fingerprint = api.fingerprint();
+    let store = api.surface.store_facts();
+    let (store_class, setup, setup_keys, config_class, config_fields) = (
+        &store.class,
+        &store.setup,
+        &store.setup_keys,
+        &store.config_class,
+        &store.config_fields,
+    );
     let first_release = api
         .drop
         .first_release
@@ -45,6 +54,13 @@ pub(super) fn tokens(api: &Api) -> TokenStream {
             native_module: NATIVE_MODULE,
             shim: SHIM,
             shim_source: include_str!(#shim_file),
+            store: rt::NativeStore {
+                class: #store_class,
+                setup: #setup,
+                setup_keys: &[#(#setup_keys),*],
+                config_class: #config_class,
+                config_fields: &[#(#config_fields),*],
+            },
         };
 
         /// Starts the interpreter for `env`, imports the module and checks it against [`API`].
