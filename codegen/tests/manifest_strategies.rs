@@ -109,7 +109,7 @@ fn a_pin_image_runs_on_the_release_it_installs() {
             source: CoreSource::PinnedRelease,
         }
     );
-    assert_eq!(image.layer.strategy(), "pin");
+    assert_eq!(image.layer.strategy().name(), "pin");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use super::Report;
 use super::release::ReleaseReport;
-use mooncake_sos_contract::model::{Api, Layer};
+use mooncake_sos_contract::model::{Api, Layer, Strategy};
 use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
 
 /// Where an image is to go.
@@ -16,11 +16,11 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn strategy(&self) -> &'static str {
+    pub fn strategy(&self) -> Strategy {
         match self {
-            Target::Pin { .. } => "pin",
-            Target::Check => "check",
-            Target::Overlay => "overlay",
+            Target::Pin { .. } => Strategy::Pin,
+            Target::Check => Strategy::Check,
+            Target::Overlay => Strategy::Overlay,
         }
     }
 }
@@ -118,7 +118,7 @@ pub fn edit(
         .and_then(|i| i.get_mut(image))
         .and_then(Item::as_table_mut)
         .ok_or_else(|| format!("error: no [image.{image}] table"))?;
-    set(table, "strategy", target.strategy());
+    set(table, "strategy", target.strategy().name());
     match target {
         Target::Pin { version } => {
             if table.contains_key("pin_version") {

@@ -3,7 +3,7 @@
 //! others and why, and newer releases that would break what the image relies on.
 
 use super::release::ReleaseReport;
-use mooncake_sos_contract::model::{CoreSource, Image, Layer};
+use mooncake_sos_contract::model::{CoreSource, Image, Layer, Strategy};
 use mooncake_sos_pysource::version::{Release, compare};
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -11,8 +11,7 @@ use std::cmp::Ordering;
 #[derive(Clone, Debug, Serialize)]
 pub struct ImagePlan {
     pub image: String,
-    /// `overlay`, `fill`, `pin` or `check`.
-    pub strategy: &'static str,
+    pub strategy: Strategy,
     /// The package whose releases decide.
     pub package: String,
     /// The release the image stands on now.
@@ -28,7 +27,7 @@ pub struct ImagePlan {
 /// A strategy (and release) the image could move to, and why it can or cannot.
 #[derive(Clone, Debug, Serialize)]
 pub struct Step {
-    pub to: &'static str,
+    pub to: Strategy,
     pub version: Option<String>,
     pub reason: String,
 }
@@ -83,7 +82,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
     };
     let mut p = ImagePlan {
         image: image.id.clone(),
-        strategy: "overlay",
+        strategy: Strategy::Overlay,
         package: String::new(),
         version: String::new(),
         line,
@@ -129,7 +128,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
                         .unwrap_or_else(|| "fit, but an older release is chosen".into()),
                 };
                 p.blocked.push(Step {
-                    to: "pin",
+                    to: Strategy::Pin,
                     version: Some(r.version.clone()),
                     reason,
                 });
@@ -140,7 +139,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
             base_version,
             release,
         } => {
-            p.strategy = "pin";
+            p.strategy = Strategy::Pin;
             p.package = base_package.clone();
             p.version = release.version.clone();
             match shipped_check(
@@ -152,19 +151,19 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
                 Ok(step) => p.transition = Some(step),
                 Err(step) => p.blocked.push(step),
             }
-            p.breaking = breaking(&of(base_package), &release.version, "pin");
+            p.breaking = breaking(&of(base_package), &release.version, Strategy::Pin);
         }
         Layer::Check {
             base_package,
             base_version,
         } => {
-            p.strategy = "check";
+            p.strategy = Strategy::Check;
             p.package = base_package.clone();
             p.version = base_version.clone();
-            p.breaking = breaking(&of(base_package), base_version, "check");
+            p.breaking = breaking(&of(base_package), base_version, Strategy::Check);
         }
         Layer::Fill { package, version } => {
-            p.strategy = "fill";
+            p.strategy = Strategy::Fill;
             p.package = package.clone();
             p.version = version.clone();
             let core = match &image.core.source {
@@ -172,7 +171,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
                 CoreSource::BaseWheel | CoreSource::PinnedRelease => image.core.label(),
             };
             p.blocked.push(Step {
-                to: "pin",
+                to: Strategy::Pin,
                 version: None,
                 reason: format!(
                     "the image's native core is {} ({core}); pinning a wheel would replace it with the wheel's",
@@ -180,7 +179,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
                 ),
             });
             p.blocked.push(Step {
-                to: "check",
+                to: Strategy::Check,
                 version: None,
                 reason: "api.toml declares that the base image lacks the pure-Python files; the index cannot show a base image's files: adopt check once its base ships them".into(),
             });
@@ -194,7 +193,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
                 };
                 if let Some(reason) = why {
                     p.breaking.push(Step {
-                        to: "fill",
+                        to: Strategy::Fill,
                         version: Some(r.version.clone()),
                         reason,
                     });
@@ -207,7 +206,7 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
 
 /// Releases newer than `version` that an image standing on `version` could not move to:
 /// not fit for a pin, or changing what callers of the pinned module rely on.
-fn breaking(releases: &[&ReleaseReport], version: &str, to: &'static str) -> Vec<Step> {
+fn breaking(releases: &[&ReleaseReport], version: &str, to: Strategy) -> Vec<Step> {
     releases
         .iter()
         .filter(|r| newer(r, version))
@@ -240,7 +239,7 @@ fn shipped_check(
     shipped: Option<&ReleaseReport>,
 ) -> Result<Step, Step> {
     let step = |reason: String| Step {
-        to: "check",
+        to: Strategy::Check,
         version: Some(version.to_owned()),
         reason,
     };
@@ -269,7 +268,7 @@ fn choose_pin(releases: &[&ReleaseReport]) -> Result<Step, Step> {
     let quiet = fit.iter().rev().find(|r| changes_reason(r).is_none());
     match quiet.or(fit.last()) {
         Some(r) => Ok(Step {
-            to: "pin",
+            to: Strategy::Pin,
             version: Some(r.version.clone()),
             reason: match changes_reason(r) {
                 None => format!(
@@ -283,7 +282,7 @@ fn choose_pin(releases: &[&ReleaseReport]) -> Result<Step, Step> {
             },
         }),
         None => Err(Step {
-            to: "pin",
+            to: Strategy::Pin,
             version: None,
             reason: "no release carries the API with a core that serves it".into(),
         }),

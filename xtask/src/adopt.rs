@@ -8,14 +8,23 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::ManifestArg;
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
+use mooncake_sos_contract::model::Strategy;
 use mooncake_sos_watch as watch;
 use watch::adopt::Target;
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Strategy {
-    Pin,
-    Check,
-    Overlay,
+/// A strategy `adopt` moves an image to, by its api.toml name.
+fn adoptable(name: &str) -> std::result::Result<Strategy, String> {
+    match Strategy::from_name(name) {
+        Some(s) if s.adoptable() => Ok(s),
+        _ => {
+            let names: Vec<&str> = Strategy::ALL
+                .iter()
+                .filter(|s| s.adoptable())
+                .map(|s| s.name())
+                .collect();
+            Err(format!("expected one of: {}", names.join(", ")))
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -23,7 +32,7 @@ pub struct Args {
     /// The image, as `[image.<ID>]` names it.
     #[arg(long, value_name = "ID")]
     image: String,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = adoptable)]
     strategy: Strategy,
     /// For pin: the release (default: the one watch proposes).
     #[arg(long, value_name = "VERSION")]
@@ -48,10 +57,11 @@ pub fn run(args: &Args) -> Result {
     let target = match args.strategy {
         Strategy::Check => Target::Check,
         Strategy::Overlay => Target::Overlay,
+        Strategy::Fill => return Err(BadInput("adopt: --strategy fill is chosen by hand".into())),
         Strategy::Pin => {
             let proposed = plan
                 .and_then(|p| p.transition.as_ref())
-                .filter(|s| s.to == "pin")
+                .filter(|s| s.to == Strategy::Pin)
                 .and_then(|s| s.version.clone());
             match args.version.clone().or(proposed) {
                 Some(version) => Target::Pin { version },
@@ -84,8 +94,8 @@ pub fn run(args: &Args) -> Result {
     let from = image.layer.strategy();
     let renames = [Rename {
         file: image.dockerfile.as_str().to_owned(),
-        from: from.to_owned(),
-        to: target.strategy().to_owned(),
+        from: from.name().to_owned(),
+        to: target.strategy().name().to_owned(),
     }];
     let outcome = manifest.edit_renaming(
         "adopt",

@@ -6,6 +6,8 @@ pub mod names;
 pub mod native;
 pub mod python;
 pub mod scenarios;
+pub mod strategy;
+pub use strategy::Strategy;
 mod validate;
 pub mod values;
 
@@ -288,13 +290,12 @@ impl Layer {
         }
     }
 
-    /// The strategy's name in api.toml.
-    pub fn strategy(&self) -> &'static str {
+    pub fn strategy(&self) -> Strategy {
         match self {
-            Layer::Overlay { .. } => "overlay",
-            Layer::Fill { .. } => "fill",
-            Layer::Pin { .. } => "pin",
-            Layer::Check { .. } => "check",
+            Layer::Overlay { .. } => Strategy::Overlay,
+            Layer::Fill { .. } => Strategy::Fill,
+            Layer::Pin { .. } => Strategy::Pin,
+            Layer::Check { .. } => Strategy::Check,
         }
     }
 }

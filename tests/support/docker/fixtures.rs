@@ -161,7 +161,7 @@ pub fn regenerated_repo(manifest: &str) -> tempfile::TempDir {
     for image in &api.images {
         let path = dir.path().join(image.dockerfile.as_str());
         let text = std::fs::read_to_string(&path).expect("read a Dockerfile");
-        let renamed = renamed_regions(&text, &api.name, image.layer.strategy());
+        let renamed = renamed_regions(&text, &api.name, image.layer.strategy().name());
         std::fs::write(&path, renamed).expect("write a Dockerfile");
     }
     let outputs = render::render_all(&api).unwrap_or_else(|e| panic!("{e}"));

@@ -118,3 +118,20 @@ fn the_cuda_image_moves_from_pin_to_overlay_and_back_and_regen_check_is_clean() 
             .contains("# >>> api.toml: mooncake-sos pin (")
     );
 }
+
+/// The strategies adopt takes are the model's adoptable ones: a fill, or a name api.toml does
+/// not know, is a usage error naming those it takes, and nothing is written.
+#[test]
+fn a_strategy_adopt_does_not_take_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let before = sandbox.snapshot();
+    for strategy in ["fill", "Pin", "copy"] {
+        let run = adopt(&sandbox, &["--image", "cuda", "--strategy", strategy], true);
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert!(
+            run.stderr.contains("expected one of: overlay, pin, check"),
+            "{run:?}"
+        );
+    }
+    assert!(sandbox.snapshot() == before, "adopt wrote something");
+}

@@ -1,6 +1,7 @@
 //! Images.
 
 use super::Validator;
+use crate::model::strategy::LAYER_KEYS;
 use crate::model::values::*;
 use crate::model::*;
 use crate::parse::{RawImage, RawManifest, S};
@@ -81,32 +82,36 @@ impl Validator<'_> {
                 required(v, &r.base_version, "base_version", is_version, "version"),
             )
         };
-        // The keys each strategy takes; any other of these is an error.
-        let (layer, keys): (Layer, &[&str]) = match strategy {
-            "overlay" => {
+        let parsed = Strategy::from_name(strategy);
+        if parsed.is_none() {
+            let expected = Strategy::names();
+            let msg = format!("unknown strategy {strategy:?}: expected {expected}");
+            self.error(&r.strategy, msg);
+        }
+        let layer = match parsed {
+            // Unknown: the error is said; the image's other keys are still checked.
+            None => Layer::Fill {
+                package: String::new(),
+                version: String::new(),
+            },
+            Some(Strategy::Overlay) => {
                 let (base_package, base_version) = base(self);
-                (
-                    Layer::Overlay {
-                        base_package,
-                        base_version,
-                    },
-                    &["base_package", "base_version"],
-                )
+                Layer::Overlay {
+                    base_package,
+                    base_version,
+                }
             }
-            "fill" => (
-                Layer::Fill {
-                    package: required(
-                        self,
-                        &r.fill_package,
-                        "fill_package",
-                        is_dist_name,
-                        "package name",
-                    ),
-                    version: required(self, &r.fill_version, "fill_version", is_version, "version"),
-                },
-                &["fill_package", "fill_version"],
-            ),
-            "pin" => {
+            Some(Strategy::Fill) => Layer::Fill {
+                package: required(
+                    self,
+                    &r.fill_package,
+                    "fill_package",
+                    is_dist_name,
+                    "package name",
+                ),
+                version: required(self, &r.fill_version, "fill_version", is_version, "version"),
+            },
+            Some(Strategy::Pin) => {
                 let (base_package, base_version) = base(self);
                 if r.pin_version.is_none() {
                     self.error(
@@ -115,45 +120,21 @@ impl Validator<'_> {
                     );
                 }
                 let release = self.pinned_release(id, r, &base_package, &base_version, releases);
-                (
-                    Layer::Pin {
-                        base_package,
-                        base_version,
-                        release,
-                    },
-                    &["base_package", "base_version", "pin_version"],
-                )
+                Layer::Pin {
+                    base_package,
+                    base_version,
+                    release,
+                }
             }
-            "check" => {
+            Some(Strategy::Check) => {
                 let (base_package, base_version) = base(self);
-                (
-                    Layer::Check {
-                        base_package,
-                        base_version,
-                    },
-                    &["base_package", "base_version"],
-                )
-            }
-            other => {
-                self.error(
-                    &r.strategy,
-                    format!("unknown strategy {other:?}: expected overlay, fill, pin or check"),
-                );
-                (
-                    Layer::Fill {
-                        package: String::new(),
-                        version: String::new(),
-                    },
-                    &[
-                        "base_package",
-                        "base_version",
-                        "fill_package",
-                        "fill_version",
-                        "pin_version",
-                    ],
-                )
+                Layer::Check {
+                    base_package,
+                    base_version,
+                }
             }
         };
+        let keys: &[&str] = parsed.map_or(&LAYER_KEYS, Strategy::keys);
         for (key, value) in [
             ("base_package", &r.base_package),
             ("base_version", &r.base_version),
