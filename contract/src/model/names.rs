@@ -69,6 +69,7 @@ pub const RUST_TYPES_IN_USE: &[&str] = &[
     "PyAny",
     "Python",
     "Contract",
+    "NativeStore",
     "Instance",
     "Call",
     "FrozenObjects",
