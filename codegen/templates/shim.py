@@ -261,13 +261,18 @@ def check(module: str = MODULE, native_module: str = NATIVE_MODULE) -> list[str]
 
 
 def installed(module: str = MODULE) -> dict[str, Any]:
-    """What is installed: the distributions of the module's package, the module file and its sha256."""
+    """What is installed: the package's distributions, the module file and its sha256."""
     import hashlib  # here and argparse in main(): the check alone needs neither (~7 ms each)
     from importlib import metadata
 
-    # The distributions that install the module's top-level package, whatever their names.
-    names = sorted(set(metadata.packages_distributions().get(module.split(".")[0], [])))
-    dists = [f"{name} {metadata.version(name)}" for name in names]
+    # The distributions api.toml names, and any other that installs the native core's package.
+    providers = set(metadata.packages_distributions().get(NATIVE_MODULE.split(".")[0], []))
+    dists = sorted(
+        f"{d.metadata['Name']} {d.version}"
+        for d in metadata.distributions()
+        if d.metadata["Name"] in providers
+        or (d.metadata["Name"] or "").lower().replace("_", "-") in {{ distributions_lit }}
+    )
     info: dict[str, Any] = {"distributions": dists, "module_file": None, "module_sha256": None}
     try:
         spec = importlib.util.find_spec(module)

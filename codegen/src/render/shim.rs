@@ -28,6 +28,7 @@ struct ShimTemplate {
     scenarios_lit: String,
     symbols: Vec<String>,
     symbol_lits: Vec<String>,
+    distributions_lit: String,
     overloads_py: &'static str,
 }
 
@@ -69,6 +70,13 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
         scenarios_lit: Py::List(api.scenarios.iter().map(scenario).collect()).to_source(0),
         symbol_lits: symbols.iter().map(|s| str_literal(s)).collect(),
         overloads_py: mooncake_sos_contract::signature::OVERLOADS_PY.trim_end(),
+        distributions_lit: format!(
+            "({})",
+            api.distributions()
+                .iter()
+                .map(|d| format!("{}, ", str_literal(d)))
+                .collect::<String>()
+        ),
         symbols,
     };
     Ok(Output::File {

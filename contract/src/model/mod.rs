@@ -307,6 +307,21 @@ pub struct BuildPyVariant {
 }
 
 impl Api {
+    /// Every distribution api.toml names (the images' packages and cores, the releases, the
+    /// first release that carries the API), sorted, each once.
+    pub fn distributions(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for image in &self.images {
+            out.push(image.layer.package());
+            out.push(&image.core.package);
+        }
+        out.extend(self.releases.iter().map(|r| r.package.as_str()));
+        out.extend(self.drop.first_release.iter().map(|(p, _)| p.as_str()));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// sha256 of the canonical form of the API part (upstream pin, symbols, native surface):
     /// the same contract gives the same fingerprint wherever it is rendered.
     pub fn fingerprint(&self) -> String {
