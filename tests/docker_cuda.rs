@@ -11,25 +11,14 @@
 
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
-    api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo, sha256_hex,
+    NO_DRIVER, api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo,
+    sha256_hex, shim_ok,
 };
 use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
 use std::sync::OnceLock;
 
 /// sha256 of the module in the 0.3.12.post1 wheel (MOONCAKE.md).
 const M312_SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
-/// The shim's line when every check passed: api.toml's native requirements counted.
-fn shim_ok() -> String {
-    format!(
-        "ok: mooncake.structured_object_store provides FieldSchema, MooncakeBundleTransfer, \
-         export_ref, import_ref and {} native requirement(s)",
-        api().native.len()
-    )
-}
-const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
-                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
-                         /usr/local/lib/python3.11/dist-packages/mooncake/engine.so \
-                         resolves)";
 
 fn good_module() -> Vec<u8> {
     let module = module_of_release("0.3.12.post1");
@@ -101,7 +90,7 @@ fn good_file_builds_and_the_check_loads_the_core_against_the_driver_stub() {
             &format!(
                 "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
             ),
-            &shim_ok(),
+            &shim_ok(&api()),
             "mooncake-sos check: passed, the native core loaded against the driver stub; not proved: that it works with a real driver and GPU, nor the consumer's scenarios (MOONCAKE_SOS_SMOKE=0: the smoke did not run)",
         ],
     );
@@ -234,7 +223,7 @@ fn without_driver_or_stub_the_check_refuses_unless_the_build_arg_says_so() {
             ),
         ],
     );
-    assert!(!log.contains(&shim_ok()), "{log}");
+    assert!(!log.contains(&shim_ok(&api())), "{log}");
 }
 
 #[test]

@@ -10,25 +10,12 @@
 use mooncake_sos_contract::model::Layer;
 use mooncake_sos_testkit::env_path;
 use mooncake_sos_tests::docker::fixtures::{
-    api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest, regenerated_repo,
-    scenarios_ran, sha256_hex,
+    NO_DRIVER, api, api_of, core_wheels_index, module_of_release, overlay, overlay_manifest,
+    regenerated_repo, scenarios_ran, sha256_hex, shim_ok,
 };
 use mooncake_sos_tests::docker::{Bases, Build, Failure, LocalIndex, python_json};
 use std::io::Read;
 use std::path::PathBuf;
-
-/// The shim's line when every check passed: api.toml's native requirements counted.
-fn shim_ok() -> String {
-    format!(
-        "ok: mooncake.structured_object_store provides FieldSchema, MooncakeBundleTransfer, \
-         export_ref, import_ref and {} native requirement(s)",
-        api().native.len()
-    )
-}
-const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
-                         library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
-                         /usr/local/lib/python3.11/dist-packages/mooncake/engine.so \
-                         resolves)";
 
 /// (package, base version, pinned version) of the shipped CUDA image.
 fn pin() -> (String, String, String) {
@@ -127,7 +114,7 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
             &format!(
                 "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
             ),
-            &shim_ok(),
+            &shim_ok(&api()),
             "mooncake-sos check: smoke: the consumer's scenarios",
             &format!(
                 "mooncake-sos check: passed, the native core loaded against the driver stub, the \
@@ -300,7 +287,7 @@ fn the_old_overlay_on_the_0_3_11_core_fails_at_the_smoke_naming_setup() {
         out,
         &[
             "loading the native core against the driver stub",
-            &shim_ok(),
+            &shim_ok(&api()),
             "mooncake-sos check: smoke: the consumer's scenarios",
             "smoke rollout-manager-to-trainer: FAILED: ",
             "mooncake-sos check: error: the smoke failed: the native core of this image cannot \
@@ -370,7 +357,7 @@ fn without_a_driver_or_its_stub_the_pin_build_refuses_unless_the_build_arg_says_
             ),
         ],
     );
-    assert!(!log.contains(&shim_ok()), "{log}");
+    assert!(!log.contains(&shim_ok(&api())), "{log}");
     assert!(
         !log.contains("mooncake-sos check: smoke:") && !log.contains("\nsmoke "),
         "the smoke ran without a core: {log}"

@@ -336,25 +336,21 @@ mod tests {
             "a: Callable[[int, str], None], b: tuple[int, ...] = (1, 2)",
             "",
         ];
-        let program = format!(
-            "import json, re, sys\n{OVERLOADS_PY}\nprint(json.dumps([_split_params(t) for t in json.loads(sys.argv[1])]))"
-        );
-        let out = std::process::Command::new("python3")
-            .args([
-                "-I",
-                "-c",
-                &program,
-                &serde_json::to_string(&texts).unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let python: Vec<Vec<String>> = serde_json::from_slice(&out.stdout).unwrap();
-        for (text, split) in texts.iter().zip(python) {
+        // python3 with the shared reading defined; `body` runs after it with `arg` as argv[1].
+        let python = |body: &str, arg: &str| {
+            let program = format!("import json, re, sys\n{OVERLOADS_PY}\n{body}");
+            let out = std::process::Command::new("python3")
+                .args(["-I", "-c", &program, arg])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{stderr}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let split = "print(json.dumps([_split_params(t) for t in json.loads(sys.argv[1])]))";
+        let out = python(split, &serde_json::to_string(&texts).unwrap());
+        let python_split: Vec<Vec<String>> = serde_json::from_str(&out).unwrap();
+        for (text, split) in texts.iter().zip(python_split) {
             let rust: Vec<String> = split_top_level(text)
                 .unwrap()
                 .into_iter()
@@ -365,16 +361,8 @@ mod tests {
         }
         // A docstring line: `self` dropped, the address gone.
         let doc = "put(self: X, key: str, config: C = <C object at 0x7f3a>) -> int";
-        let program = format!(
-            "import re, sys\n{OVERLOADS_PY}\nclass F: pass\nf = F(); f.__doc__ = sys.argv[1]\nprint(_overloads(f, 'put'))"
-        );
-        let out = std::process::Command::new("python3")
-            .args(["-I", "-c", &program, doc])
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout).trim(),
-            "['key: str, config: C = <C object>']"
-        );
+        let read = "class F: pass\nf = F(); f.__doc__ = sys.argv[1]\nprint(_overloads(f, 'put'))";
+        let out = python(read, doc);
+        assert_eq!(out.trim(), "['key: str, config: C = <C object>']");
     }
 }

@@ -35,6 +35,21 @@ pub fn api() -> Api {
     api_of(&shipped_manifest())
 }
 
+/// The shim's line when every check passed: `api`'s native requirements counted.
+pub fn shim_ok(api: &Api) -> String {
+    format!(
+        "ok: mooncake.structured_object_store provides FieldSchema, MooncakeBundleTransfer, \
+         export_ref, import_ref and {} native requirement(s)",
+        api.native.len()
+    )
+}
+
+/// The check's note on a builder without a GPU driver, the other libraries resolving.
+pub const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
+                             library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
+                             /usr/local/lib/python3.11/dist-packages/mooncake/engine.so \
+                             resolves)";
+
 /// Where the overlay downloads the pinned module, below MOONCAKE_SOS_BASE_URL.
 pub fn pinned_path(api: &Api) -> String {
     let u = &api.upstream;

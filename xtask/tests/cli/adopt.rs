@@ -41,10 +41,7 @@ fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
         true,
     );
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.contains("-> pin: mooncake-transfer-engine-cuda13 0.3.14 its module uses what api.toml does not declare"),
-        "{run:?}"
-    );
+    run.assert_stdout_has("-> pin: mooncake-transfer-engine-cuda13 0.3.14 its module uses what api.toml does not declare");
     let run = adopt(&sandbox, &["--image", "rocm", "--strategy", "pin"], true);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(
@@ -54,7 +51,7 @@ fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
     );
     let run = adopt(&sandbox, &["--image", "gpu", "--strategy", "check"], true);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains("error: no [image.gpu]"), "{run:?}");
+    run.assert_stderr_has("error: no [image.gpu]");
     assert!(
         sandbox.snapshot() == before,
         "a refused adopt wrote something"
@@ -71,10 +68,7 @@ fn the_cuda_image_moves_from_pin_to_overlay_and_back_and_regen_check_is_clean() 
         true,
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("adopt: image `cuda`: pin -> overlay: "),
-        "{run:?}"
-    );
+    run.assert_stdout_has("adopt: image `cuda`: pin -> overlay: ");
     let manifest = sandbox.read("api.toml");
     assert!(
         manifest
@@ -94,11 +88,8 @@ fn the_cuda_image_moves_from_pin_to_overlay_and_back_and_regen_check_is_clean() 
     // Back to the pin watch proposes, its wheel hashes read from the index's page.
     let run = adopt(&sandbox, &["--image", "cuda", "--strategy", "pin"], false);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains(
-            "adopt: image `cuda`: overlay -> pin at 0.3.12.post1 (1 wheel hashes recorded)"
-        ),
-        "{run:?}"
+    run.assert_stdout_has(
+        "adopt: image `cuda`: overlay -> pin at 0.3.12.post1 (1 wheel hashes recorded)",
     );
     let manifest = sandbox.read("api.toml");
     // Comments and layout kept: the manifest is the original but for the wheels the loopback
@@ -128,10 +119,7 @@ fn a_strategy_adopt_does_not_take_is_a_usage_error() {
     for strategy in ["fill", "Pin", "copy"] {
         let run = adopt(&sandbox, &["--image", "cuda", "--strategy", strategy], true);
         assert_eq!(run.code, Some(2), "{run:?}");
-        assert!(
-            run.stderr.contains("expected one of: overlay, pin, check"),
-            "{run:?}"
-        );
+        run.assert_stderr_has("expected one of: overlay, pin, check");
     }
     assert!(sandbox.snapshot() == before, "adopt wrote something");
 }

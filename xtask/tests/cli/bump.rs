@@ -10,6 +10,23 @@ const COMMIT: &str = "6041a609a8c3af35e778f70db344f145c2914980";
 const SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
 const RAW_PATH: &str = "/kvcache-ai/Mooncake/6041a609a8c3af35e778f70db344f145c2914980/mooncake-wheel/mooncake/structured_object_store.py";
 
+/// `xtask bump --manifest M --commit C --module FILE`.
+fn bump(manifest: &std::path::Path, commit: &str, module: &std::path::Path) -> crate::common::Run {
+    let (m, f) = (manifest.to_str().unwrap(), module.to_str().unwrap());
+    xtask(
+        &["bump", "--manifest", m, "--commit", commit, "--module", f],
+        &[],
+    )
+}
+
+/// `xtask COMMAND --manifest M --fetch --raw-base-url URL --cache-dir DIR [EXTRA...]`.
+fn fetching(command: &str, m: &str, url: &str, cache: &str, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![command, "--manifest", m];
+    args.extend(["--fetch", "--raw-base-url", url, "--cache-dir", cache]);
+    args.extend_from_slice(extra);
+    xtask(&args, &[])
+}
+
 /// The lines that differ between two texts of the same line count.
 fn changed_lines(before: &str, after: &str) -> Vec<(String, String)> {
     let (b, a): (Vec<_>, Vec<_>) = (before.lines().collect(), after.lines().collect());
@@ -40,23 +57,9 @@ fn bump_moves_only_the_pin_lines_and_regenerates() {
     let m = manifest.to_str().unwrap();
     let before = std::fs::read_to_string(&manifest).unwrap();
     let module = module_of("0.3.12.post1", repo.root());
-    let run = xtask(
-        &[
-            "bump",
-            "--manifest",
-            m,
-            "--commit",
-            COMMIT,
-            "--module",
-            module.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = bump(&manifest, COMMIT, &module);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains("upstream pin 4dbe5a4c -> 6041a609"),
-        "{run:?}"
-    );
+    run.assert_stdout_has("upstream pin 4dbe5a4c -> 6041a609");
     assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(&manifest).unwrap());
 
     let shim =
@@ -88,32 +91,10 @@ fn bump_refuses_a_module_without_the_api_and_writes_nothing() {
     let module = module_of("0.3.11.post1", repo.root());
     let m = repo.manifest();
     let before = repo.snapshot();
-    let run = xtask(
-        &[
-            "bump",
-            "--manifest",
-            m.to_str().unwrap(),
-            "--commit",
-            COMMIT,
-            "--module",
-            module.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = bump(&m, COMMIT, &module);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("FieldSchema: missing: expected dataclass, found nothing"),
-        "{run:?}"
-    );
-    assert!(
-        run.stdout
-            .lines()
-            .last()
-            .unwrap()
-            .starts_with("bump: refused: "),
-        "{run:?}"
-    );
+    run.assert_stdout_has("FieldSchema: missing: expected dataclass, found nothing");
+    run.assert_refused("bump");
     assert!(
         repo.snapshot() == before,
         "bump wrote something although it refused"
@@ -126,23 +107,9 @@ fn bump_rejects_a_malformed_commit() {
     let module = module_of("0.3.12.post1", repo.root());
     let m = repo.manifest();
     let before = repo.snapshot();
-    let run = xtask(
-        &[
-            "bump",
-            "--manifest",
-            m.to_str().unwrap(),
-            "--commit",
-            "6041a60",
-            "--module",
-            module.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = bump(&m, "6041a60", &module);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains("expected 40 lowercase hex digits"),
-        "{run:?}"
-    );
+    run.assert_stderr_has("expected 40 lowercase hex digits");
     assert!(repo.snapshot() == before);
 }
 
@@ -160,21 +127,7 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
 
     // bump --fetch: the module at the new commit, verified, then pinned.
     let before = std::fs::read_to_string(m).unwrap();
-    let run = xtask(
-        &[
-            "bump",
-            "--manifest",
-            m,
-            "--commit",
-            COMMIT,
-            "--fetch",
-            "--raw-base-url",
-            &url,
-            "--cache-dir",
-            c,
-        ],
-        &[],
-    );
+    let run = fetching("bump", m, &url, c, &["--commit", COMMIT]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(m).unwrap());
     let cached = cache.join(COMMIT).join("structured_object_store.py");
@@ -182,20 +135,7 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     assert_eq!(server.requests().len(), 1);
 
     // verify --fetch: the cached copy has the pinned hash, so there is no second request.
-    let run = xtask(
-        &[
-            "verify",
-            "--manifest",
-            m,
-            "--fetch",
-            "--raw-base-url",
-            &url,
-            "--cache-dir",
-            c,
-            "--sha256",
-        ],
-        &[],
-    );
+    let run = fetching("verify", m, &url, c, &["--sha256"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(server.requests().len(), 1);
 
@@ -207,19 +147,7 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     )]));
     let fresh = repo.root().join("fresh-cache");
     let f = fresh.to_str().unwrap();
-    let run = xtask(
-        &[
-            "verify",
-            "--manifest",
-            m,
-            "--fetch",
-            "--raw-base-url",
-            &liar.base_url,
-            "--cache-dir",
-            f,
-        ],
-        &[],
-    );
+    let run = fetching("verify", m, &liar.base_url, f, &[]);
     assert_eq!(run.code, Some(2), "{run:?}");
     let want = format!("{}{RAW_PATH}: error: sha256 is 41ba64e6", liar.base_url);
     assert!(run.stderr.starts_with(&want), "{run:?}");
@@ -228,25 +156,9 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     // A missing file is a located error too.
     drop(server);
     let empty = FileServer::start(HashMap::new());
-    let run = xtask(
-        &[
-            "verify",
-            "--manifest",
-            m,
-            "--fetch",
-            "--raw-base-url",
-            &empty.base_url,
-            "--cache-dir",
-            f,
-        ],
-        &[],
-    );
+    let run = fetching("verify", m, &empty.base_url, f, &[]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("server answered `HTTP/1.1 404 Not Found`"),
-        "{run:?}"
-    );
+    run.assert_stderr_has("server answered `HTTP/1.1 404 Not Found`");
 }
 
 #[test]
@@ -267,20 +179,12 @@ fn fetch_checks_the_file_set_at_the_new_commit_before_writing() {
     let module = std::fs::read(module_of("0.3.12.post1", repo.root())).unwrap();
     let bump = |url: &str| {
         let cache = repo.root().join("cache");
-        xtask(
-            &[
-                "bump",
-                "--manifest",
-                m,
-                "--commit",
-                COMMIT,
-                "--fetch",
-                "--raw-base-url",
-                url,
-                "--cache-dir",
-                cache.to_str().unwrap(),
-            ],
-            &[],
+        fetching(
+            "bump",
+            m,
+            url,
+            cache.to_str().unwrap(),
+            &["--commit", COMMIT],
         )
     };
     // The file at the new commit is not the one declared: refused, nothing written.

@@ -285,7 +285,7 @@ fn matrix_shows_each_release_module_over_cores_from_wheels_and_records() {
         lines.contains(&"| `FieldSchema` | ✗ missing | ✓ | ✓ |"),
         "{run:?}"
     );
-    assert!(run.stdout.contains("Drop condition: the first release carrying the whole API is mooncake-transfer-engine-non-cuda 0.3.12.post1.\n\nModules over native cores\n"), "{run:?}");
+    run.assert_stdout_has("Drop condition: the first release carrying the whole API is mooncake-transfer-engine-non-cuda 0.3.12.post1.\n\nModules over native cores\n");
     // A row per release's module, from the uses its source makes. The 0.3.12 module probes
     // what 0.3.11 cores lack (the BufferPool's capsule, the tensor codec): it falls back.
     let absent = "✗ `ReplicateConfig.group_ids` (write on instance): absent";

@@ -95,11 +95,8 @@ fn matrix_record_refuses_a_manifest_edited_while_it_ran() {
     let args = ["matrix", "--record", wheels.to_str().unwrap()];
     let run = run_while_locked(&sb, &args, Some(&edited));
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains(
-            "api.toml: error: changed while matrix --record ran; run matrix --record again"
-        ),
-        "{run:?}"
+    run.assert_stderr_has(
+        "api.toml: error: changed while matrix --record ran; run matrix --record again",
     );
     assert_eq!(sb.read("api.toml"), edited, "the other edit stays");
     let mut after = sb.snapshot();
@@ -121,10 +118,6 @@ fn bump_refuses_a_manifest_edited_while_it_ran() {
     ];
     let run = run_while_locked(&sb, &args, Some(&edited));
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("changed while bump ran; run bump again"),
-        "{run:?}"
-    );
+    run.assert_stderr_has("changed while bump ran; run bump again");
     assert_eq!(sb.read("api.toml"), edited);
 }

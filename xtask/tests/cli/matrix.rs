@@ -107,11 +107,7 @@ fn record_writes_the_verdict_into_the_manifest_and_regenerates() {
         &[],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("api.toml records mooncake-transfer-engine-non-cuda 0.3.13.post1"),
-        "{run:?}"
-    );
+    run.assert_stderr_has("api.toml records mooncake-transfer-engine-non-cuda 0.3.13.post1");
     assert_eq!(
         std::fs::read_to_string(&manifest).unwrap(),
         stale,

@@ -12,7 +12,7 @@ fn the_repository_is_current() {
             .unwrap(),
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("are current"), "{run:?}");
+    run.assert_stdout_has("are current");
 }
 
 #[test]
@@ -117,8 +117,8 @@ fn a_hand_edited_region_is_refused_unless_forced() {
     let before = sb.snapshot();
     let run = sb.run_regen(&[]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains("docker/Dockerfile:"), "{run:?}");
-    assert!(run.stderr.contains("edited by hand"), "{run:?}");
+    run.assert_stderr_has("docker/Dockerfile:");
+    run.assert_stderr_has("edited by hand");
     assert_eq!(before, sb.snapshot(), "a refused regen wrote something");
     let check = sb.run_regen(&["--check"]);
     assert_eq!(check.code, Some(1), "{check:?}");
@@ -182,16 +182,8 @@ fn missing_and_orphaned_outputs_are_reported_then_fixed() {
     sb.write("generated/python/notes.txt", "hand-written, not ours\n");
     let run = sb.run_regen(&["--check"]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout
-            .contains("missing: generated/python/mooncake_sos.py"),
-        "{run:?}"
-    );
-    assert!(
-        run.stdout
-            .contains("orphaned: generated/python/old_shim.py"),
-        "{run:?}"
-    );
+    run.assert_stdout_has("missing: generated/python/mooncake_sos.py");
+    run.assert_stdout_has("orphaned: generated/python/old_shim.py");
     assert!(!run.stdout.contains("notes.txt"), "{run:?}");
     assert!(
         !sb.path("generated/python/mooncake_sos.py").exists(),
@@ -307,11 +299,8 @@ fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
     let before = sb.snapshot();
     let run = sb.run_regen(&[]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains("api.toml:16:10: error: invalid commit"),
-        "{run:?}"
-    );
-    assert!(run.stderr.contains("\"4dbe5a4\""), "{run:?}");
+    run.assert_stderr_has("api.toml:16:10: error: invalid commit");
+    run.assert_stderr_has("\"4dbe5a4\"");
     assert_eq!(before, sb.snapshot());
     let missing = Run::from(
         Command::new(XTASK)

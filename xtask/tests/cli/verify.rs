@@ -9,10 +9,7 @@ fn assert_reports(edits: &[(&str, &str)], expected: impl Fn(&str, &str) -> Vec<S
     let (file, text, run) = verify_edited(edits);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.report(), expected(&file, &text), "{run:?}");
-    assert!(
-        run.stdout.lines().last().unwrap().contains("mismatch(es)"),
-        "{run:?}"
-    );
+    assert!(run.last_line().contains("mismatch(es)"), "{run:?}");
 }
 
 #[test]
@@ -222,7 +219,7 @@ fn releases_0_3_12_and_0_3_13_carry_the_api() {
     let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout.lines().count(), 1, "one summary line: {run:?}");
-    assert!(run.stdout.contains("matches api.toml"), "{run:?}");
+    run.assert_stdout_has("matches api.toml");
     // The same module as a plain file gives the same verdict.
     let dir = tempfile::tempdir().unwrap();
     let module = module_of("0.3.12.post1", dir.path());
@@ -327,11 +324,7 @@ fn python_runs_the_shim_in_a_real_interpreter() {
     let python = python();
     let run = xtask(&["verify", "--python", &python], &[]);
     assert_eq!(run.code, Some(0), "the venv has 0.3.12.post1: {run:?}");
-    assert!(
-        run.stdout
-            .contains("mooncake-transfer-engine-non-cuda 0.3.12.post1"),
-        "{run:?}"
-    );
+    run.assert_stdout_has("mooncake-transfer-engine-non-cuda 0.3.12.post1");
     // The venv's module is the 0.3.12.post1 release's, not the pinned commit's.
     let run = xtask(&["verify", "--python", &python, "--sha256"], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");

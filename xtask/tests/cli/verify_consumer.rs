@@ -75,11 +75,8 @@ fn undeclared_uses_fail_at_their_lines() {
         "{run:?}"
     );
     // Declared items this consumer does not use are listed on stderr.
-    assert!(
-        run.stderr.contains(
-            "api.toml: warning: method MooncakeBundleTransfer.get: declared, no consumer uses it"
-        ),
-        "{run:?}"
+    run.assert_stderr_has(
+        "api.toml: warning: method MooncakeBundleTransfer.get: declared, no consumer uses it",
     );
 }
 
@@ -118,7 +115,7 @@ fn bad_consumer_files_are_located_errors() {
     let missing = dir.join("missing.py");
     let run = verify(&["--consumer", missing.to_str().unwrap()]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains("missing.py"), "{run:?}");
+    run.assert_stderr_has("missing.py");
     let run = verify(&["--consumer", &fixture("object_store.py"), "--sha256"]);
     assert_eq!(run.code, Some(2), "{run:?}");
 }

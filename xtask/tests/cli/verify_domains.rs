@@ -67,11 +67,7 @@ fn a_manifest_domain_that_differs_from_the_modules_fails_located() {
         "{run:?}"
     );
     assert!(
-        run.stdout
-            .lines()
-            .last()
-            .unwrap()
-            .starts_with("verify: 3 mismatch(es)"),
+        run.last_line().starts_with("verify: 3 mismatch(es)"),
         "{run:?}"
     );
 }

@@ -78,14 +78,7 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
         run.stdout.lines().any(|l| l == group_ids_line(m, line)),
         "{run:?}"
     );
-    assert!(
-        run.stdout
-            .lines()
-            .last()
-            .unwrap()
-            .starts_with("bump: refused: "),
-        "{run:?}"
-    );
+    run.assert_refused("bump");
     assert!(repo.snapshot() == before, "bump wrote something");
 }
 
@@ -218,12 +211,7 @@ fn a_missing_record_stops_verify_before_any_output_naming_the_command() {
     std::fs::copy(repo.path(CUDA_RECORD), repo.path(ROCM_RECORD)).unwrap();
     let run = run_in(&repo, &["verify", "--module", m]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains(
-            "error: records mooncake-transfer-engine-cuda13 0.3.11.post1, not mooncake-transfer-engine-non-cuda 0.3.12.post1"
-        ),
-        "{run:?}"
-    );
+    run.assert_stderr_has("error: records mooncake-transfer-engine-cuda13 0.3.11.post1, not mooncake-transfer-engine-non-cuda 0.3.12.post1");
 }
 
 /// The CUDA 13 0.3.14 wheel, and its module.
@@ -322,5 +310,5 @@ fn the_0_3_12_module_is_served_by_every_image() {
     let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let want = format!("served by every image ({})", crate::verify_surface::IMAGES);
-    assert!(run.stdout.contains(&want), "{run:?}");
+    run.assert_stdout_has(&want);
 }

@@ -121,10 +121,7 @@ fn the_0_3_13_module_fails_on_replicate_config_group_ids() {
             run.stdout.lines().any(|l| l.starts_with(&want)),
             "{args:?}: no {want:?}: {run:?}"
         );
-        assert!(
-            run.stdout.lines().last().unwrap().contains("mismatch(es)"),
-            "{run:?}"
-        );
+        assert!(run.last_line().contains("mismatch(es)"), "{run:?}");
     }
 }
 

@@ -28,11 +28,8 @@ fn verify_says_how_many_of_sglangs_uses_the_pin_serves() {
     let whl = wheel("0.3.12.post1");
     let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.contains(
-            "; sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1 served"
-        ),
-        "{run:?}"
+    run.assert_stdout_has(
+        "; sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1 served",
     );
     assert!(run.stderr.contains(&format!(
         "warning: {STORE_PY}:270: mooncake.store.ReplicateConfig.group_ids: image cuda: probed, \

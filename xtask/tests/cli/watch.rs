@@ -297,10 +297,7 @@ fn offline_repeats_the_online_report_from_the_cache_alone() {
     );
     // The cache is keyed by index: the offline run names the online one's.
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains("--offline: the cache has no listing"),
-        "{run:?}"
-    );
+    run.assert_stderr_has("--offline: the cache has no listing");
     let run = watch(
         &online.sandbox,
         online.cache.path(),
@@ -315,11 +312,7 @@ fn offline_repeats_the_online_report_from_the_cache_alone() {
     let empty = tempfile::tempdir().unwrap();
     let run = watch(&online.sandbox, empty.path(), &["--offline"]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("mooncake-transfer-engine-cuda13: error: --offline: the cache has no listing of this package"),
-        "{run:?}"
-    );
+    run.assert_stderr_has("mooncake-transfer-engine-cuda13: error: --offline: the cache has no listing of this package");
     assert_eq!(run.stdout, "", "no partial output");
 }
 
@@ -331,7 +324,9 @@ fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
     let cache = tempfile::tempdir().unwrap();
     let run = watch(&sandbox, cache.path(), &["--index-url", &index.url]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.contains("image cuda: pin on mooncake-transfer-engine-cuda13 0.3.12.post1\n  transition: none now\n"), "{run:?}");
+    run.assert_stdout_has(
+        "image cuda: pin on mooncake-transfer-engine-cuda13 0.3.12.post1\n  transition: none now\n",
+    );
     drop(index);
 
     // An index that answers 404 to everything.
@@ -339,11 +334,8 @@ fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
     let url = format!("{}/simple/", empty.base_url);
     let run = watch(&sandbox, cache.path(), &["--json", "--index-url", &url]);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains(&format!(
+    run.assert_stderr_has(&format!(
             "\nmooncake-transfer-engine-cuda13: error: listing its releases: {url}mooncake-transfer-engine-cuda13/: "
-        )),
-        "{run:?}"
-    );
+        ));
     assert_eq!(run.stdout, "", "no partial output");
 }

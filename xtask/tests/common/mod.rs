@@ -18,6 +18,26 @@ pub struct Run {
 }
 
 impl Run {
+    /// stdout's last line: the command's summary.
+    pub fn last_line(&self) -> &str {
+        self.stdout.lines().last().unwrap_or_default()
+    }
+
+    /// Exit 1, the summary `COMMAND: refused: ...`.
+    pub fn assert_refused(&self, command: &str) {
+        assert_eq!(self.code, Some(1), "{self:?}");
+        let summary = format!("{command}: refused: ");
+        assert!(self.last_line().starts_with(&summary), "{self:?}");
+    }
+
+    pub fn assert_stdout_has(&self, text: &str) {
+        assert!(self.stdout.contains(text), "{self:?}");
+    }
+
+    pub fn assert_stderr_has(&self, text: &str) {
+        assert!(self.stderr.contains(text), "{self:?}");
+    }
+
     /// stdout's lines, without the closing summary line.
     pub fn report(&self) -> Vec<&str> {
         let mut lines: Vec<&str> = self.stdout.lines().collect();
