@@ -90,7 +90,7 @@ fn good_file_builds_and_the_check_loads_the_core_against_the_driver_stub() {
             &format!(
                 "mooncake-sos check: {NO_DRIVER}: loading the native core against the driver stub /usr/local/cuda/lib64/stubs/libcuda.so for this check only"
             ),
-            &shim_ok(&api()),
+            &shim_ok(&api),
             "mooncake-sos check: passed, the native core loaded against the driver stub; not proved: that it works with a real driver and GPU, nor the consumer's scenarios (MOONCAKE_SOS_SMOKE=0: the smoke did not run)",
         ],
     );
