@@ -87,16 +87,11 @@ fn a_pin_image_runs_on_the_release_it_installs() {
             },
         ],
     };
-    let Layer::Pin {
-        base_package,
-        base_version,
-        release,
-    } = &image.layer
-    else {
+    let Some((base_package, base_version, release)) = image.layer.pin() else {
         panic!("{:?}", image.layer)
     };
     assert_eq!(
-        (base_package.as_str(), base_version.as_str()),
+        (base_package, base_version),
         ("mooncake-transfer-engine-cuda13", "0.3.11.post1")
     );
     assert_eq!(release, &want);

@@ -6,7 +6,7 @@ use super::fit::fits_any;
 use super::model::{CoreSurface, Member, ModuleKind, NamespaceRef, Place};
 use super::record;
 use super::users::{self, UseAccess, UserRecord, UserUse};
-use mooncake_sos_contract::model::{Api, Image, Layer};
+use mooncake_sos_contract::model::{Api, Image};
 use mooncake_sos_pysource::source::LoadError;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -227,12 +227,7 @@ impl PinUser {
 pub fn pin_users(api: &Api, root: &Path) -> Result<Vec<PinUser>, LoadError> {
     let mut out = Vec::new();
     for image in &api.images {
-        let Layer::Pin {
-            base_package,
-            base_version,
-            release,
-        } = &image.layer
-        else {
+        let Some((base_package, base_version, release)) = image.layer.pin() else {
             continue;
         };
         if image.users.is_empty() {

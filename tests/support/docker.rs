@@ -263,6 +263,13 @@ pub fn labels(image: &str) -> BTreeMap<String, String> {
 
 /// `python3 -c PROGRAM` in a fresh container of `image` (no network): (ok, output).
 pub fn run_python(image: &str, program: &str) -> (bool, String) {
+    let (status, log) = run_logged(python_in(image, program), Duration::from_secs(300))
+        .unwrap_or_else(|e| panic!("docker run: {e}"));
+    (status.is_some_and(|s| s.success()), log)
+}
+
+/// `docker run --rm --network none IMAGE python3 -c PROGRAM`.
+fn python_in(image: &str, program: &str) -> Command {
     let mut cmd = Command::new("docker");
     cmd.args([
         "run",
@@ -274,24 +281,12 @@ pub fn run_python(image: &str, program: &str) -> (bool, String) {
         "-c",
         program,
     ]);
-    let (status, log) =
-        run_logged(cmd, Duration::from_secs(300)).unwrap_or_else(|e| panic!("docker run: {e}"));
-    (status.is_some_and(|s| s.success()), log)
+    cmd
 }
 
 /// Like run_python, but the program's stdout must be one JSON value.
 pub fn python_json(image: &str, program: &str) -> serde_json::Value {
-    let out = Command::new("docker")
-        .args([
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            image,
-            "python3",
-            "-c",
-            program,
-        ])
+    let out = python_in(image, program)
         .output()
         .unwrap_or_else(|e| panic!("docker run: {e}"));
     assert!(

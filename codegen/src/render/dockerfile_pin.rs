@@ -6,7 +6,7 @@
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
 use askama::Template;
-use mooncake_sos_contract::model::{Api, Image, Layer, Wheel};
+use mooncake_sos_contract::model::{Api, Image, Wheel};
 
 #[derive(Template)]
 #[template(path = "pin.dockerfile", escape = "none")]
@@ -25,12 +25,7 @@ struct PinTemplate<'a> {
 pub const REGION: &str = "pin";
 
 pub fn render(api: &Api, image: &Image) -> Result<Output, RenderError> {
-    let Layer::Pin {
-        base_package,
-        base_version,
-        release,
-    } = &image.layer
-    else {
+    let Some((base_package, base_version, release)) = image.layer.pin() else {
         return Err(RenderError(format!("image {} is not a pin", image.id)));
     };
     let version = &release.version;

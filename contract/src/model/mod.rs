@@ -280,6 +280,18 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// A pin's base package, the version the base ships, and the release it installs.
+    pub fn pin(&self) -> Option<(&str, &str, &Release)> {
+        match self {
+            Layer::Pin {
+                base_package,
+                base_version,
+                release,
+            } => Some((base_package, base_version, release)),
+            _ => None,
+        }
+    }
+
     /// The package whose releases the layer takes.
     pub fn package(&self) -> &str {
         match self {

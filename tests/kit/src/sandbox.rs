@@ -94,6 +94,17 @@ impl Sandbox {
         self.write(rel, &text.replacen(from, to, 1));
     }
 
+    /// Another upstream pin and other base tags in api.toml: every generated region changes.
+    pub fn move_pin_and_base_tags(&self) {
+        self.edit(
+            "api.toml",
+            "4dbe5a4c194669850e9abad61172e9878b245b15",
+            "5dbe5a4c194669850e9abad61172e9878b245b15",
+        );
+        self.edit("api.toml", "\"v0.5.16-cu130\"", "\"v0.5.17-cu130\"");
+        self.edit("api.toml", "-20260730\"", "-20260731\"");
+    }
+
     /// Every file under the sandbox, by relative path: for "nothing was written" checks.
     pub fn snapshot(&self) -> Files {
         fn walk(root: &Path, dir: &Path, out: &mut Files) {

@@ -63,13 +63,7 @@ fn tree(root: &Path) -> Tree {
 /// outputs change) and a stray line in the two outputs no manifest edit changes.
 fn all_stale() -> Sandbox {
     let sb = Sandbox::new();
-    sb.edit(
-        "api.toml",
-        "4dbe5a4c194669850e9abad61172e9878b245b15",
-        "5dbe5a4c194669850e9abad61172e9878b245b15",
-    );
-    sb.edit("api.toml", "\"v0.5.16-cu130\"", "\"v0.5.17-cu130\"");
-    sb.edit("api.toml", "-20260730\"", "-20260731\"");
+    sb.move_pin_and_base_tags();
     for fixed in ["generated/Cargo.toml", "generated/src/lib.rs"] {
         let text = sb.read(fixed);
         sb.write(fixed, &format!("{text}\n"));

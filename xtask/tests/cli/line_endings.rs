@@ -54,13 +54,7 @@ fn crlf_targets_and_manifest_stay_crlf() {
     assert_eq!(code, 0, "a CRLF checkout is current: {out}");
     let before: Vec<String> = TARGETS.iter().map(|p| sb.read(p)).collect();
     // Another pin and base tags: every region is rewritten.
-    sb.edit(
-        "api.toml",
-        "4dbe5a4c194669850e9abad61172e9878b245b15",
-        "5dbe5a4c194669850e9abad61172e9878b245b15",
-    );
-    sb.edit("api.toml", "\"v0.5.16-cu130\"", "\"v0.5.17-cu130\"");
-    sb.edit("api.toml", "-20260730\"", "-20260731\"");
+    sb.move_pin_and_base_tags();
     let (code, out) = sb.regen(&[]);
     assert_eq!(code, 0, "{out}");
     for (path, old) in TARGETS.iter().zip(&before) {
