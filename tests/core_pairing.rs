@@ -88,11 +88,8 @@ fn module_0_3_13_over_the_0_3_11_core_fails_at_the_first_put_on_group_ids_as_the
     // At the line that writes it on every put.
     let module = module_0_3_13();
     let line = module
-        .text
-        .lines()
-        .position(|l| l == "    grouped_config.group_ids = [group_id]")
-        .unwrap()
-        + 1;
+        .line_of("    grouped_config.group_ids = [group_id]")
+        .unwrap();
     assert_eq!(
         first.requirement.origin,
         format!("{}:{line}", module.display)

@@ -129,6 +129,14 @@ impl Verdict {
     pub fn first_missing(&self) -> Option<&Miss> {
         self.missing.first()
     }
+
+    /// The objects of the required uses the core does not serve, in order.
+    pub fn missing_objects(&self) -> Vec<&str> {
+        self.missing
+            .iter()
+            .map(|m| m.requirement.object.as_str())
+            .collect()
+    }
 }
 
 /// Checks every use in `needs` against `core`.

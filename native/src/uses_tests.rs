@@ -130,11 +130,7 @@ fn a_probed_member_may_be_absent_but_not_unfit() {
         serde_json::json!({}),
     );
     let verdict = serve(&bare, &needs(MODULE));
-    let missed: Vec<&str> = verdict
-        .missing
-        .iter()
-        .map(|m| m.requirement.object.as_str())
-        .collect();
+    let missed = verdict.missing_objects();
     assert_eq!(missed, ["ReplicateConfig.group_ids"], "{verdict:#?}");
     assert_eq!(verdict.optional_missing.len(), 7, "{verdict:#?}");
 

@@ -67,6 +67,11 @@ impl LoadError {
 }
 
 impl ModuleSource {
+    /// The 1-based number of the first line that is exactly `line`.
+    pub fn line_of(&self, line: &str) -> Option<usize> {
+        self.text.lines().position(|l| l == line).map(|i| i + 1)
+    }
+
     /// From bytes already in memory (a download, a test); they must be UTF-8 like any module.
     pub fn from_bytes(display: impl Into<String>, bytes: Vec<u8>) -> Result<Self, LoadError> {
         let display = display.into();

@@ -204,11 +204,7 @@ fn the_0_3_13_module_needs_group_ids_which_the_next_cuda13_core_has() {
     assert!(verdict.compatible, "{verdict:#?}");
     let recorded = mooncake_sos_native::record::load(&repo_root().join(CUDA_RECORD)).unwrap();
     let verdict = mooncake_sos_native::serve(&recorded, &row.needs);
-    let missed: Vec<&str> = verdict
-        .missing
-        .iter()
-        .map(|m| m.requirement.object.as_str())
-        .collect();
+    let missed = verdict.missing_objects();
     assert_eq!(missed, ["ReplicateConfig.group_ids"], "{verdict:#?}");
 }
 
@@ -320,11 +316,8 @@ fn matrix_shows_each_release_module_over_cores_from_wheels_and_records() {
         ModuleSource::read_wheel(&wheel("0.3.13.post1"), "mooncake.structured_object_store")
             .unwrap();
     let line = module
-        .text
-        .lines()
-        .position(|l| l == "    grouped_config.group_ids = [group_id]")
-        .unwrap()
-        + 1;
+        .line_of("    grouped_config.group_ids = [group_id]")
+        .unwrap();
     assert_eq!(
         miss["requirement"]["origin"],
         format!("{}:{line}", module.display)
