@@ -11,8 +11,8 @@
 
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
-    NO_DRIVER, api_of, module_of_release, overlay, overlay_manifest, pinned_path, regenerated_repo,
-    sha256_hex, shim_ok,
+    NO_DRIVER, api_of, module_of_release, no_driver_not_loading, no_driver_refusal, overlay,
+    overlay_manifest, pinned_path, regenerated_repo, sha256_hex, shim_ok,
 };
 use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
 use std::sync::OnceLock;
@@ -146,14 +146,9 @@ fn tampered_file_fails_the_build_at_the_checksum() {
             && failure.instruction.contains("sha256sum -c"),
         "{failure}"
     );
-    assert!(failure.output.contains(": FAILED"), "{failure}");
-    assert!(
-        failure
-            .output
-            .contains("WARNING: 1 computed checksum did NOT match"),
-        "{failure}"
-    );
-    assert!(!failure.output.contains("mooncake-sos check"), "{failure}");
+    failure.assert_says(": FAILED");
+    failure.assert_says("WARNING: 1 computed checksum did NOT match");
+    failure.assert_never_says("mooncake-sos check");
 }
 
 #[test]
@@ -164,11 +159,8 @@ fn a_module_lacking_a_symbol_fails_the_check_naming_it() {
     );
     let failure = overlay_with(&module, &[]).expect_failure();
     assert_check_step(&failure);
-    assert!(
-        failure.output.contains(
-            "ImportError: cannot import name 'import_ref' from 'mooncake.structured_object_store'"
-        ),
-        "{failure}"
+    failure.assert_says(
+        "ImportError: cannot import name 'import_ref' from 'mooncake.structured_object_store'",
     );
 }
 
@@ -177,12 +169,7 @@ fn a_module_lacking_a_method_fails_the_check_naming_it() {
     let module = edited_module("    def release_result(", "    def release_result_removed(");
     let failure = overlay_with(&module, &[]).expect_failure();
     assert_check_step(&failure);
-    assert!(
-        failure
-            .output
-            .contains("AssertionError: missing: ['MooncakeBundleTransfer.release_result']"),
-        "{failure}"
-    );
+    failure.assert_says("AssertionError: missing: ['MooncakeBundleTransfer.release_result']");
 }
 
 #[test]
@@ -191,16 +178,8 @@ fn without_driver_or_stub_the_check_refuses_unless_the_build_arg_says_so() {
     let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
     let failure = overlay_with(&good_module(), &[("SGLANG_IMAGE_TAG", nostub)]).expect_failure();
     assert_check_step(&failure);
-    assert!(
-        failure.output.contains(&format!(
-            "mooncake-sos check: error: {NO_DRIVER} and there is no driver stub at \
-             /usr/local/cuda/lib64/stubs/libcuda.so, so the native core cannot be loaded. \
-             Build where the driver or its stub is present, or pass --build-arg \
-             MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1"
-        )),
-        "{failure}"
-    );
-    assert!(!failure.output.contains("ok: "), "{failure}");
+    failure.assert_says(&no_driver_refusal());
+    failure.assert_never_says("ok: ");
 
     let (_image, log) = overlay_with(
         &good_module(),
@@ -213,9 +192,7 @@ fn without_driver_or_stub_the_check_refuses_unless_the_build_arg_says_so() {
     assert_in_order(
         &log,
         &[
-            &format!(
-                "mooncake-sos check: {NO_DRIVER} and there is no driver stub at /usr/local/cuda/lib64/stubs/libcuda.so; MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1: NOT loading the native core"
-            ),
+            &no_driver_not_loading(),
             "every check of the shim that needs no native core passed",
             &format!(
                 "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that it loads, nor the {} native requirement(s) api.toml lists",
@@ -243,12 +220,7 @@ fn without_the_driver_a_module_lacking_a_symbol_still_fails() {
     )
     .expect_failure();
     assert_check_step(&failure);
-    assert!(
-        failure
-            .output
-            .contains("ImportError: cannot import name 'export_ref'"),
-        "{failure}"
-    );
+    failure.assert_says("ImportError: cannot import name 'export_ref'");
 }
 
 #[test]
@@ -293,12 +265,9 @@ fn a_missing_core_fails_the_check_saying_so() {
     let failure =
         overlay_with(&good_module(), &[("SGLANG_IMAGE_TAG", coreless.tag_only())]).expect_failure();
     assert_check_step(&failure);
-    assert!(
-        failure.output.contains(
-            "no native library mooncake.store is installed\nmooncake-sos check: error: a \
+    failure.assert_says(
+        "no native library mooncake.store is installed\nmooncake-sos check: error: a \
              native module the image needs (mooncake.store, mooncake.engine) is not installed \
-             (named above)"
-        ),
-        "{failure}"
+             (named above)",
     );
 }

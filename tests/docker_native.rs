@@ -102,14 +102,11 @@ fn a_declared_need_the_core_lacks_fails_the_build_naming_it() {
     .built
     .expect_failure();
     assert!(failure.instruction.contains("say() {"), "{failure}");
-    assert!(
-        failure.output.contains(&format!(
-            "mooncake.store.ReplicateConfig.group_ids: missing (needed because {GROUP_IDS_REASON})"
-        )),
-        "{failure}"
-    );
+    failure.assert_says(&format!(
+        "mooncake.store.ReplicateConfig.group_ids: missing (needed because {GROUP_IDS_REASON})"
+    ));
     // Nothing else is missing: the need is the only difference between this core and module.
-    assert!(failure.output.contains("(1 problem(s))"), "{failure}");
+    failure.assert_says("(1 problem(s))");
 }
 
 #[test]

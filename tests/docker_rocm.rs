@@ -165,11 +165,8 @@ fn fill_from_a_release_without_the_api_fails_the_check_naming_it() {
         .run()
         .expect_failure();
     assert!(failure.instruction.contains("say() {"), "{failure}");
-    assert!(
-        failure.output.contains(
-            "ImportError: cannot import name 'FieldSchema' from 'mooncake.structured_object_store'"
-        ),
-        "{failure}"
+    failure.assert_says(
+        "ImportError: cannot import name 'FieldSchema' from 'mooncake.structured_object_store'",
     );
 }
 
@@ -183,12 +180,8 @@ fn fill_of_a_version_the_index_lacks_fails_that_step() {
         failure.instruction.contains("pip install") && failure.instruction.contains("--target"),
         "{failure}"
     );
-    assert!(
-        failure.output.contains(
-            "No matching distribution found for mooncake-transfer-engine-non-cuda==0.0.0"
-        ),
-        "{failure}"
-    );
+    failure
+        .assert_says("No matching distribution found for mooncake-transfer-engine-non-cuda==0.0.0");
 }
 
 /// A put in one container, the handle to another, a byte-exact get there, cleanup: the

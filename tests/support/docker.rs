@@ -173,6 +173,18 @@ pub struct Failure {
     pub output: String,
 }
 
+impl Failure {
+    /// The build's output says `text`.
+    pub fn assert_says(&self, text: &str) {
+        assert!(self.output.contains(text), "{self}");
+    }
+
+    /// The build's output never says `text`.
+    pub fn assert_never_says(&self, text: &str) {
+        assert!(!self.output.contains(text), "{self}");
+    }
+}
+
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "failed at: {}\n{}", self.instruction, self.output)

@@ -44,6 +44,25 @@ pub fn shim_ok(api: &Api) -> String {
     )
 }
 
+/// The check step's refusal on a builder with neither a GPU driver nor its stub.
+pub fn no_driver_refusal() -> String {
+    format!(
+        "mooncake-sos check: error: {NO_DRIVER} and there is no driver stub at \
+         /usr/local/cuda/lib64/stubs/libcuda.so, so the native core cannot be loaded. Build \
+         where the driver or its stub is present, or pass --build-arg \
+         MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1"
+    )
+}
+
+/// The check step's line when the build says the builder has no driver: no core loaded.
+pub fn no_driver_not_loading() -> String {
+    format!(
+        "mooncake-sos check: {NO_DRIVER} and there is no driver stub at \
+         /usr/local/cuda/lib64/stubs/libcuda.so; MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1: NOT \
+         loading the native core"
+    )
+}
+
 /// The check's note on a builder without a GPU driver, the other libraries resolving.
 pub const NO_DRIVER: &str = "this builder has no GPU driver (libcuda.so.1 not found; every other \
                              library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, \
