@@ -214,6 +214,19 @@ fn the_store_is_set_up_as_the_manifest_declares() {
         err.contains("mooncake.store.ReplicateConfig.replica_num: api.toml declares no such"),
         "{err}"
     );
+    // A manifest without a store role names what it lacks.
+    let storeless = mooncake_sos_runtime::Contract {
+        store: mooncake_sos_runtime::NativeStore {
+            class: "",
+            ..api.store
+        },
+        ..*api
+    };
+    let err = match Store::connect(&storeless, &config) {
+        Ok(_) => panic!("set up a store api.toml does not declare"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("api.toml declares no native store"), "{err}");
     let made = Python::attach(|py| {
         api.replicate_config(py, "replica_num", 2)
             .map(|c| c.getattr("replica_num").unwrap().extract::<u32>().unwrap())

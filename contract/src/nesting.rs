@@ -4,7 +4,7 @@
 //! the syntax tree's depth: every token that can add a level (an operator, a keyword
 //! operator, an opening bracket) counts, along the chain of enclosing brackets, from the last
 //! `,` / `;` / newline at each level — except a `,` inside a `lambda`'s parameters.
-//! The upstream crate bounds whole modules with it; the manifest bounds its expressions.
+//! pysource bounds whole modules with it; the manifest bounds its expressions.
 
 use ruff_python_ast::token::TokenKind;
 use ruff_python_parser::{Mode, lexer};

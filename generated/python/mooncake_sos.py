@@ -364,12 +364,14 @@ def installed(module: str = MODULE) -> dict[str, Any]:
     from importlib import metadata
 
     # The distributions api.toml names, and any other that installs the native core's package.
-    providers = set(metadata.packages_distributions().get(NATIVE_MODULE.split(".")[0], []))
+    # packages_distributions is Python >= 3.10; on 3.9 the names api.toml gives are all there is.
+    by_package = getattr(metadata, "packages_distributions", dict)()
+    providers = set(by_package.get(NATIVE_MODULE.split(".")[0], []))
     dists = sorted(
         f"{d.metadata['Name']} {d.version}"
         for d in metadata.distributions()
         if d.metadata["Name"] in providers
-        or (d.metadata["Name"] or "").lower().replace("_", "-") in ("mooncake-transfer-engine-cuda13", "mooncake-transfer-engine-non-cuda", )
+        or (d.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-") in ("mooncake-transfer-engine-cuda13", "mooncake-transfer-engine-non-cuda", )
     )
     info: dict[str, Any] = {"distributions": dists, "module_file": None, "module_sha256": None}
     try:

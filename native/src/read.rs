@@ -17,13 +17,15 @@ use std::time::{Duration, Instant};
 /// The introspection script, part of this crate; it reads docstring overloads with the
 /// contract's [`OVERLOADS_PY`], inserted at its marker line.
 const INTROSPECT_PY: &str = include_str!("introspect.py");
-const OVERLOADS_MARK: &str =
-    "# @overloads: the shared reading of pybind11 docstrings (_ADDRESS, _overloads) goes here.\n";
 
-/// The script the reader runs.
+/// The script the reader runs: the line starting `# @overloads:` replaced by the shared
+/// reading (found by its start, so a checkout's line endings do not matter).
 pub fn introspect_script() -> String {
-    debug_assert!(INTROSPECT_PY.contains(OVERLOADS_MARK));
-    INTROSPECT_PY.replacen(OVERLOADS_MARK, OVERLOADS_PY, 1)
+    let mark = INTROSPECT_PY
+        .lines()
+        .find(|l| l.starts_with("# @overloads:"))
+        .unwrap_or_default();
+    INTROSPECT_PY.replacen(mark, OVERLOADS_PY, 1)
 }
 
 /// Exit status of `introspect.py` when the module cannot be imported.

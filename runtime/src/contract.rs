@@ -73,9 +73,7 @@ impl Contract {
                  entry with object = \"{class}\", attribute = \"{field}\" and a write access)"
             )));
         }
-        let config = py
-            .import(module)
-            .and_then(|m| m.getattr(class))
+        let config = native_class(py, module, class)
             .and_then(|cls| cls.call0())
             .context(|| format!("{module}.{class}()"))?;
         config
@@ -88,6 +86,19 @@ impl Contract {
     fn checker_name(&self) -> String {
         format!("_{}_runtime_check", self.shim)
     }
+}
+
+/// `module.A.B` for the dotted path `A.B` api.toml gives a native class by.
+pub(crate) fn native_class<'py>(
+    py: Python<'py>,
+    module: &str,
+    dotted: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut found = py.import(module)?.into_any();
+    for part in dotted.split('.') {
+        found = found.getattr(part)?;
+    }
+    Ok(found)
 }
 
 /// The shim's code as a module of its own, run under [`Contract::checker_name`].

@@ -135,6 +135,14 @@ impl Store {
     /// while holding the GIL.
     pub fn connect(contract: &Contract, config: &StoreConfig) -> Result<Store> {
         let (module, native) = (contract.native_module, &contract.store);
+        if native.class.is_empty() || native.setup.is_empty() {
+            return Err(Error::Connect(format!(
+                "api.toml declares no native store to set up: `native_roles` needs `store = \
+                 \"Class\"` and that class a [[native]] method with `dict_keys` (found class \
+                 {:?}, setup {:?})",
+                native.class, native.setup
+            )));
+        }
         // What api.toml declares and StoreConfig cannot carry fails before any connection.
         Python::attach(|py| config.setup_dict(py, native).map(drop))?;
         let timeout = Duration::from_millis(config.probe_timeout_ms);
@@ -150,12 +158,9 @@ impl Store {
                     .context(|| "set MC_TCP_BIND_ADDRESS".into())?;
             }
             crate::python::import_native(py, module);
-            let store = py
-                .import(module)
-                .context(|| format!("import {module}"))?
-                .getattr(native.class)
+            let store = crate::contract::native_class(py, module, native.class)
                 .and_then(|cls| cls.call0())
-                .context(|| format!("{}()", native.class))?;
+                .context(|| format!("{module}.{}()", native.class))?;
             let started = Instant::now();
             let rc: i64 = store
                 .call_method1(native.setup, (config.setup_dict(py, native)?,))

@@ -32,6 +32,7 @@ pub struct Args {
     /// The image, as `[image.<ID>]` names it.
     #[arg(long, value_name = "ID")]
     image: String,
+    /// Where the image goes: overlay, pin or check (a fill is chosen by hand).
     #[arg(long, value_parser = adoptable)]
     strategy: Strategy,
     /// For pin: the release (default: the one watch proposes).

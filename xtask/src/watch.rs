@@ -1,7 +1,7 @@
 //! `cargo xtask watch [--json | --markdown | --github] [--offline]`: every release of every
 //! package api.toml's images name, checked against the contract, and per image the transition
 //! the releases now allow. Exit 0: nothing to do; 1: a transition is possible or a newer
-//! release would break an image; 2: an error. The work is `mooncake_sos_pysource::watch`.
+//! release would break an image; 2: an error. The work is `mooncake_sos_watch`.
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::ManifestArg;

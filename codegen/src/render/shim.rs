@@ -74,7 +74,11 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
             "({})",
             api.distributions()
                 .iter()
-                .map(|d| format!("{}, ", str_literal(d)))
+                // As the shim compares installed names: lowercase, `_` and `.` as `-`.
+                .map(|d| format!(
+                    "{}, ",
+                    str_literal(&d.to_ascii_lowercase().replace(['_', '.'], "-"))
+                ))
                 .collect::<String>()
         ),
         symbols,
