@@ -12,6 +12,7 @@ use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 /// The introspection script, part of this crate; it reads docstring overloads with the
@@ -19,13 +20,16 @@ use std::time::{Duration, Instant};
 const INTROSPECT_PY: &str = include_str!("introspect.py");
 
 /// The script the reader runs: the line starting `# @overloads:` replaced by the shared
-/// reading (found by its start, so a checkout's line endings do not matter).
-pub fn introspect_script() -> String {
-    let mark = INTROSPECT_PY
-        .lines()
-        .find(|l| l.starts_with("# @overloads:"))
-        .unwrap_or_default();
-    INTROSPECT_PY.replacen(mark, OVERLOADS_PY, 1)
+/// reading (found by its start, so a checkout's line endings do not matter). Made once.
+pub fn introspect_script() -> &'static str {
+    static SCRIPT: LazyLock<String> = LazyLock::new(|| {
+        let mark = INTROSPECT_PY
+            .lines()
+            .find(|l| l.starts_with("# @overloads:"))
+            .unwrap_or_default();
+        INTROSPECT_PY.replacen(mark, OVERLOADS_PY, 1)
+    });
+    &SCRIPT
 }
 
 /// Exit status of `introspect.py` when the module cannot be imported.

@@ -192,7 +192,9 @@ impl<'a, 'py> Call<'a, 'py> {
     pub fn instance(self) -> Result<Instance> {
         let (py, module, label, store) = (self.py, self.module.clone(), self.label, self.store);
         let Some(contract) = self.contract else {
-            return Err(Error::Interpreter(format!("{label} is not a constructor")));
+            return Err(Error::Interpreter(format!(
+                "{label}: made without the module's contract (use Instance::construct)"
+            )));
         };
         let obj = self.invoke()?;
         let Label::Function(class) = label else {

@@ -63,24 +63,28 @@ impl StoreConfig {
         }
     }
 
-    /// The dict `setup` takes: exactly the keys api.toml declares, each from this config's
-    /// field of that name. A declared key this config does not carry is an error naming it.
-    fn setup_dict<'py>(&self, py: Python<'py>, store: &NativeStore) -> Result<Bound<'py, PyDict>> {
-        let fields = serde_json::to_value(self).map_err(|e| Error::Value(e.to_string()))?;
-        let d = PyDict::new(py);
+    /// What `setup` takes: exactly the keys api.toml declares, each from this config's field
+    /// of that name. A declared key this config does not carry is an error naming it.
+    fn setup_values(&self, store: &NativeStore) -> Result<Vec<(&'static str, serde_json::Value)>> {
+        let serde_json::Value::Object(mut fields) =
+            serde_json::to_value(self).map_err(|e| Error::Value(e.to_string()))?
+        else {
+            return Err(Error::Value("StoreConfig is not a JSON object".into()));
+        };
+        let mut values = Vec::with_capacity(store.setup_keys.len());
         for &key in store.setup_keys {
-            let value = fields.get(key).filter(|_| !RUNTIME_ONLY.contains(&key));
-            let Some(value) = value else {
-                return Err(Error::Connect(format!(
-                    "{}.{}: api.toml declares the key `{key}`, which StoreConfig does not carry",
-                    store.class, store.setup
-                )));
-            };
-            crate::value::json_to_py(py, value)
-                .and_then(|v| d.set_item(key, v))
-                .context(|| format!("{}.{} key {key}", store.class, store.setup))?;
+            match fields.remove(key).filter(|_| !RUNTIME_ONLY.contains(&key)) {
+                Some(value) => values.push((key, value)),
+                None => {
+                    return Err(Error::Connect(format!(
+                        "{}.{}: api.toml declares the key `{key}`, which StoreConfig does not \
+                         carry",
+                        store.class, store.setup
+                    )));
+                }
+            }
         }
-        Ok(d)
+        Ok(values)
     }
 }
 
@@ -144,7 +148,7 @@ impl Store {
             )));
         }
         // What api.toml declares and StoreConfig cannot carry fails before any connection.
-        Python::attach(|py| config.setup_dict(py, native).map(drop))?;
+        let setup_values = config.setup_values(native)?;
         let timeout = Duration::from_millis(config.probe_timeout_ms);
         let liveness = Liveness::connect(&config.master_server_addr, timeout)?;
         if let Some(hostport) = http_hostport(&config.metadata_server) {
@@ -162,8 +166,14 @@ impl Store {
                 .and_then(|cls| cls.call0())
                 .context(|| format!("{module}.{}()", native.class))?;
             let started = Instant::now();
+            let setup = PyDict::new(py);
+            for (key, value) in &setup_values {
+                crate::value::json_to_py(py, value)
+                    .and_then(|v| setup.set_item(key, v))
+                    .context(|| format!("{}.{} key {key}", native.class, native.setup))?;
+            }
             let rc: i64 = store
-                .call_method1(native.setup, (config.setup_dict(py, native)?,))
+                .call_method1(native.setup, (setup,))
                 .and_then(|r| r.extract())
                 .context(|| format!("{}.{}", native.class, native.setup))?;
             if rc != 0 {

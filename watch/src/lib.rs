@@ -82,14 +82,10 @@ pub struct Options<'a> {
 /// package, each fill's package and its core's.
 pub fn packages(api: &Api) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut add = |p: &str| {
+    for p in api.image_packages() {
         if !out.iter().any(|o| o == p) {
             out.push(p.to_owned());
         }
-    };
-    for image in &api.images {
-        add(image.layer.package());
-        add(&image.core.package);
     }
     out
 }

@@ -319,14 +319,17 @@ pub struct BuildPyVariant {
 }
 
 impl Api {
+    /// Each image's layer package and core package, in manifest order (repeats kept).
+    pub fn image_packages(&self) -> impl Iterator<Item = &str> {
+        self.images
+            .iter()
+            .flat_map(|i| [i.layer.package(), i.core.package.as_str()])
+    }
+
     /// Every distribution api.toml names (the images' packages and cores, the releases, the
     /// first release that carries the API), sorted, each once.
     pub fn distributions(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for image in &self.images {
-            out.push(image.layer.package());
-            out.push(&image.core.package);
-        }
+        let mut out: Vec<&str> = self.image_packages().collect();
         out.extend(self.releases.iter().map(|r| r.package.as_str()));
         out.extend(self.drop.first_release.iter().map(|(p, _)| p.as_str()));
         out.sort_unstable();
