@@ -6,6 +6,7 @@
 pub mod cores;
 
 pub use mooncake_sos_testkit::{Files, Sandbox, repo_root};
+use std::path::Path;
 use std::process::{Command, Output};
 
 pub const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
@@ -79,7 +80,11 @@ pub fn xtask(args: &[&str], env: &[(&str, &str)]) -> Run {
 /// What the regen tests do with a sandbox.
 pub trait RegenIn {
     /// `xtask regen --manifest <sandbox>/api.toml ARGS`, not yet started.
-    fn regen_command(&self, args: &[&str]) -> Command;
+    fn regen_command(&self, args: &[&str]) -> Command {
+        self.regen_command_by(Path::new(XTASK), args)
+    }
+    /// The same with another copy of the xtask binary.
+    fn regen_command_by(&self, xtask: &Path, args: &[&str]) -> Command;
     /// Runs regen to the end.
     fn run_regen(&self, args: &[&str]) -> Run {
         Run::from(self.regen_command(args).output().expect("run xtask"))
@@ -95,8 +100,8 @@ pub trait RegenIn {
 }
 
 impl RegenIn for Sandbox {
-    fn regen_command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(XTASK);
+    fn regen_command_by(&self, xtask: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(xtask);
         cmd.arg("regen")
             .arg("--manifest")
             .arg(self.manifest())
