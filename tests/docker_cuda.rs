@@ -11,7 +11,8 @@
 
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
-    NO_DRIVER, api_of, module_of_release, no_driver_not_loading, no_driver_refusal, overlay,
+    BUILDER_HAS_NO_DRIVER, NO_DRIVER, api_of, assert_check_step, assert_in_order,
+    assert_passed_without_the_core, assert_refused_without_a_driver, module_of_release, overlay,
     overlay_manifest, pinned_path, regenerated_repo, sha256_hex, shim_ok,
 };
 use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
@@ -47,23 +48,21 @@ fn overlay_with(module: &[u8], args: &[(&str, &str)]) -> mooncake_sos_tests::doc
     overlay(&api(), overlay_repo().path(), module, args).built
 }
 
-/// The generated check step (not the overlay's download step).
-fn assert_check_step(f: &Failure) {
-    assert!(
-        f.instruction.starts_with("RUN set -eu;") && f.instruction.contains("say() {"),
-        "not the check step: {f}"
-    );
+/// The overlay of `module` with `args` fails at the generated check step (not at the
+/// overlay's download step).
+fn check_fails(module: &[u8], args: &[(&str, &str)]) -> Failure {
+    let failure = overlay_with(module, args).expect_failure();
+    assert_check_step(&failure);
+    failure
 }
 
-/// Lines of a build log in the order they must appear.
-fn assert_in_order(log: &str, lines: &[&str]) {
-    let mut at = 0;
-    for line in lines {
-        match log[at..].find(line) {
-            Some(i) => at += i + line.len(),
-            None => panic!("{line:?} not found (in this order) in:\n{log}"),
-        }
-    }
+/// The good module overlaid on `base` changed by the shell command `run` (the image's
+/// SGLANG_IMAGE_TAG), with `args` besides, fails at the check step.
+fn check_fails_on_a_changed_base(base: &str, run: &str, args: &[(&str, &str)]) -> Failure {
+    let changed = derived_image(base, run);
+    let mut all = vec![("SGLANG_IMAGE_TAG", changed.tag_only())];
+    all.extend_from_slice(args);
+    check_fails(&good_module(), &all)
 }
 
 #[test]
@@ -157,8 +156,7 @@ fn a_module_lacking_a_symbol_fails_the_check_naming_it() {
         "\nimport_ref = import_dataproto_ref\n",
         "\n_import_ref_removed = import_dataproto_ref\n",
     );
-    let failure = overlay_with(&module, &[]).expect_failure();
-    assert_check_step(&failure);
+    let failure = check_fails(&module, &[]);
     failure.assert_says(
         "ImportError: cannot import name 'import_ref' from 'mooncake.structured_object_store'",
     );
@@ -167,78 +165,45 @@ fn a_module_lacking_a_symbol_fails_the_check_naming_it() {
 #[test]
 fn a_module_lacking_a_method_fails_the_check_naming_it() {
     let module = edited_module("    def release_result(", "    def release_result_removed(");
-    let failure = overlay_with(&module, &[]).expect_failure();
-    assert_check_step(&failure);
+    let failure = check_fails(&module, &[]);
     failure.assert_says("AssertionError: missing: ['MooncakeBundleTransfer.release_result']");
 }
 
 #[test]
 fn without_driver_or_stub_the_check_refuses_unless_the_build_arg_says_so() {
     let bases = Bases::get();
-    let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
-    let failure = overlay_with(&good_module(), &[("SGLANG_IMAGE_TAG", nostub)]).expect_failure();
-    assert_check_step(&failure);
-    failure.assert_says(&no_driver_refusal());
-    failure.assert_never_says("ok: ");
+    let nostub = ("SGLANG_IMAGE_TAG", bases.cuda_nostub_tag());
+    let failure = overlay_with(&good_module(), &[nostub]).expect_failure();
+    assert_refused_without_a_driver(&failure);
 
-    let (_image, log) = overlay_with(
-        &good_module(),
-        &[
-            ("SGLANG_IMAGE_TAG", nostub),
-            ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1"),
-        ],
-    )
-    .expect_ok();
-    assert_in_order(
-        &log,
-        &[
-            &no_driver_not_loading(),
-            "every check of the shim that needs no native core passed",
-            &format!(
-                "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that it loads, nor the {} native requirement(s) api.toml lists",
-                api().native.len()
-            ),
-        ],
-    );
-    assert!(!log.contains(&shim_ok(&api())), "{log}");
+    let (_image, log) = overlay_with(&good_module(), &[nostub, BUILDER_HAS_NO_DRIVER]).expect_ok();
+    assert_passed_without_the_core(&log, &api(), "");
 }
 
 #[test]
 fn without_the_driver_a_module_lacking_a_symbol_still_fails() {
     let bases = Bases::get();
-    let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
     let module = edited_module(
         "\nexport_ref = export_dataproto_ref\n",
         "\n_export_ref_removed = export_dataproto_ref\n",
     );
-    let failure = overlay_with(
+    let failure = check_fails(
         &module,
         &[
-            ("SGLANG_IMAGE_TAG", nostub),
-            ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1"),
+            ("SGLANG_IMAGE_TAG", bases.cuda_nostub_tag()),
+            BUILDER_HAS_NO_DRIVER,
         ],
-    )
-    .expect_failure();
-    assert_check_step(&failure);
+    );
     failure.assert_says("ImportError: cannot import name 'export_ref'");
 }
 
 #[test]
 fn a_core_missing_another_library_is_broken_even_without_a_driver() {
-    let bases = Bases::get();
-    let broken = derived_image(
-        &bases.cuda_nostub,
+    let failure = check_fails_on_a_changed_base(
+        &Bases::get().cuda_nostub,
         "rm -f /usr/lib/x86_64-linux-gnu/libnuma.so.1*",
+        &[BUILDER_HAS_NO_DRIVER],
     );
-    let failure = overlay_with(
-        &good_module(),
-        &[
-            ("SGLANG_IMAGE_TAG", broken.tag_only()),
-            ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1"),
-        ],
-    )
-    .expect_failure();
-    assert_check_step(&failure);
     assert!(
         failure.output.contains(
             "mooncake-sos check: error: the native core \
@@ -257,14 +222,11 @@ fn a_core_missing_another_library_is_broken_even_without_a_driver() {
 
 #[test]
 fn a_missing_core_fails_the_check_saying_so() {
-    let bases = Bases::get();
-    let coreless = derived_image(
-        &bases.cuda,
+    let failure = check_fails_on_a_changed_base(
+        &Bases::get().cuda,
         "rm /usr/local/lib/python3.11/dist-packages/mooncake/store.so",
+        &[],
     );
-    let failure =
-        overlay_with(&good_module(), &[("SGLANG_IMAGE_TAG", coreless.tag_only())]).expect_failure();
-    assert_check_step(&failure);
     failure.assert_says(
         "no native library mooncake.store is installed\nmooncake-sos check: error: a \
              native module the image needs (mooncake.store, mooncake.engine) is not installed \

@@ -11,11 +11,12 @@
 //! manifest over the ROCm stand-in's 0.3.12.post1 core (which has group_ids) builds. (The
 //! API module over the 0.3.12.post1 core round-trips in tests/docker_rocm.rs.)
 
-use mooncake_sos_testkit::wheels_dir;
+use mooncake_sos_contract::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
-    api, api_of, module_of_release, overlay, overlay_manifest, regenerated_repo,
+    api, api_of, module_of_release, overlay, overlay_manifest, regenerated_repo, shim_ok,
+    wheels_index,
 };
-use mooncake_sos_tests::docker::{Build, Client, LocalIndex, StoreMaster, Topology};
+use mooncake_sos_tests::docker::{Build, Client, StoreMaster, Topology};
 use std::time::Duration;
 
 const GROUP_IDS_REASON: &str = "modules from #3133 on set ReplicateConfig.group_ids on every put";
@@ -26,18 +27,14 @@ const WITH_STUB: &str = "d=\"$(mktemp -d)\"; \
     ln -s /usr/local/cuda/lib64/stubs/libcuda.so \"$d/libcuda.so.1\"; \
     export LD_LIBRARY_PATH=\"$d:$LD_LIBRARY_PATH\"; exec \"$@\"";
 
-fn manifest_declaring_group_ids() -> String {
-    format!(
+/// The repository regenerated from the overlay manifest declaring the group_ids need, and
+/// that manifest's Api.
+fn regenerated_declaring_group_ids() -> (tempfile::TempDir, Api) {
+    let manifest = format!(
         "{}\n[[native]]\nobject = \"ReplicateConfig\"\nattribute = \"group_ids\"\ninstance = true\nreason = \"{GROUP_IDS_REASON}\"\n",
         overlay_manifest()
-    )
-}
-
-fn ok_line(natives: usize) -> String {
-    format!(
-        "ok: mooncake.structured_object_store provides FieldSchema, MooncakeBundleTransfer, \
-         export_ref, import_ref and {natives} native requirement(s)"
-    )
+    );
+    (regenerated_repo(&manifest), api_of(&manifest))
 }
 
 #[test]
@@ -54,7 +51,7 @@ fn module_0_3_13_over_the_0_3_11_core_builds_with_the_shipped_manifest_then_fail
     )
     .built
     .expect_ok();
-    assert!(log.contains(&ok_line(api.native.len())), "{log}");
+    assert!(log.contains(&shim_ok(&api)), "{log}");
     // The image's own master and a client, on the host's loopback.
     let topology = Topology::Loopback;
     let master = StoreMaster::start(&image.tag, &topology);
@@ -85,22 +82,16 @@ fn module_0_3_13_over_the_0_3_11_core_builds_with_the_shipped_manifest_then_fail
 
 #[test]
 fn a_declared_need_the_core_lacks_fails_the_build_naming_it() {
-    let manifest = manifest_declaring_group_ids();
-    let repo = regenerated_repo(&manifest);
+    let (repo, api) = regenerated_declaring_group_ids();
     let shim = std::fs::read_to_string(repo.path().join("generated/python/mooncake_sos.py"))
         .expect("the regenerated shim");
     assert!(
         shim.contains(GROUP_IDS_REASON),
         "the shim lacks the new need"
     );
-    let failure = overlay(
-        &api_of(&manifest),
-        repo.path(),
-        &module_of_release("0.3.13.post1"),
-        &[],
-    )
-    .built
-    .expect_failure();
+    let failure = overlay(&api, repo.path(), &module_of_release("0.3.13.post1"), &[])
+        .built
+        .expect_failure();
     assert!(failure.instruction.contains("say() {"), "{failure}");
     failure.assert_says(&format!(
         "mooncake.store.ReplicateConfig.group_ids: missing (needed because {GROUP_IDS_REASON})"
@@ -111,15 +102,13 @@ fn a_declared_need_the_core_lacks_fails_the_build_naming_it() {
 
 #[test]
 fn the_same_declared_need_passes_over_the_0_3_12_core() {
-    let manifest = manifest_declaring_group_ids();
-    let repo = regenerated_repo(&manifest);
-    let index = LocalIndex::start(&[&wheels_dir()]);
+    let (repo, declaring) = regenerated_declaring_group_ids();
+    let index = wheels_index();
     let (_image, log) = Build::rocm()
         .context(repo.path())
-        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
+        .pip_index(&index)
         .run()
         .expect_ok();
-    let natives = api_of(&manifest).native.len();
-    assert_eq!(natives, api().native.len() + 1);
-    assert!(log.contains(&ok_line(natives)), "{log}");
+    assert_eq!(declaring.native.len(), api().native.len() + 1);
+    assert!(log.contains(&shim_ok(&declaring)), "{log}");
 }

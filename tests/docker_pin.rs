@@ -8,13 +8,14 @@
 //! 0.3.11.post1 core) fails at that smoke, naming `setup`. Asserted on docker's own output.
 
 use mooncake_sos_contract::model::Layer;
-use mooncake_sos_testkit::env_path;
+use mooncake_sos_testkit::{wheel_in, wheel_member};
 use mooncake_sos_tests::docker::fixtures::{
-    NO_DRIVER, api, api_of, core_wheels_index, module_of_release, no_driver_not_loading,
-    no_driver_refusal, overlay, overlay_manifest, regenerated_repo, scenarios_ran, sha256_hex,
-    shim_ok,
+    BUILDER_HAS_NO_DRIVER, NO_DRIVER, api, api_of, assert_check_step, assert_in_order,
+    assert_passed_without_the_core, assert_refused_without_a_driver, core_wheels_index,
+    from_the_smoke, module_of_release, overlay, overlay_manifest, regenerated_repo, scenarios_ran,
+    sha256_hex, shim_ok,
 };
-use mooncake_sos_tests::docker::{Bases, Build, Failure, LocalIndex, python_json};
+use mooncake_sos_tests::docker::{Bases, Build, LocalIndex, python_json};
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -39,53 +40,15 @@ fn pin() -> (String, String, String) {
 /// The pinned release's wheel for this machine's python (cp311), from MC_TEST_CORE_WHEELS.
 fn pinned_wheel() -> PathBuf {
     let (package, _, version) = pin();
-    let prefix = format!("{}-{version}-cp311-", package.replace('-', "_"));
-    std::fs::read_dir(env_path("MC_TEST_CORE_WHEELS"))
-        .expect("MC_TEST_CORE_WHEELS")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
-        })
-        .unwrap_or_else(|| panic!("no {prefix}*.whl in MC_TEST_CORE_WHEELS"))
-}
-
-fn wheel_member_sha256(wheel: &PathBuf, member: &str) -> String {
-    let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel).expect("open")).expect("zip");
-    let mut bytes = Vec::new();
-    zip.by_name(member)
-        .expect("member")
-        .read_to_end(&mut bytes)
-        .expect("read");
-    sha256_hex(&bytes)
-}
-
-/// Lines of a build log in the order they must appear.
-fn assert_in_order(log: &str, lines: &[&str]) {
-    let mut at = 0;
-    for line in lines {
-        match log[at..].find(line) {
-            Some(i) => at += i + line.len(),
-            None => panic!("{line:?} not found (in this order) in:\n{log}"),
-        }
-    }
-}
-
-/// The generated check step (not the pin's install step).
-fn assert_check_step(f: &Failure) {
-    assert!(
-        f.instruction.starts_with("RUN set -eu;") && f.instruction.contains("say() {"),
-        "not the check step: {f}"
-    );
+    wheel_in(
+        "MC_TEST_CORE_WHEELS",
+        &format!("{}-{version}-cp311-", package.replace('-', "_")),
+    )
 }
 
 /// Every scenario of api.toml passed (or, needing torch, which the stand-in lacks, said so).
 fn assert_scenarios_pass(log: &str) {
-    let smoke = log
-        .find("mooncake-sos check: smoke: the consumer's scenarios")
-        .unwrap_or_else(|| panic!("no smoke in the check step:\n{log}"));
-    let after = &log[smoke..];
+    let after = from_the_smoke(log);
     let api = api();
     assert!(!api.scenarios.is_empty());
     for s in &api.scenarios {
@@ -104,10 +67,7 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
     let bases = Bases::get();
     let (package, base_version, version) = pin();
     let index = core_wheels_index();
-    let (image, log) = Build::cuda()
-        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
-        .run()
-        .expect_ok();
+    let (image, log) = Build::cuda().pip_index(&index).run().expect_ok();
     assert_in_order(
         &log,
         &[
@@ -166,7 +126,7 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
     ] {
         assert_eq!(
             inside[key],
-            wheel_member_sha256(&wheel, member).as_str(),
+            sha256_hex(&wheel_member(&wheel, member)).as_str(),
             "{member} is not the pinned wheel's"
         );
     }
@@ -214,7 +174,7 @@ fn a_pinned_wheel_whose_engine_cannot_load_fails_the_check_naming_it() {
     let index = LocalIndex::start(&[dir.path()]);
     let failure = Build::cuda()
         .context(repo.path())
-        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
+        .pip_index(&index)
         .run()
         .expect_failure();
     assert_check_step(&failure);
@@ -239,10 +199,7 @@ fn a_wheel_whose_sha256_api_toml_does_not_list_is_refused() {
     bytes.extend_from_slice(b"tampered");
     std::fs::write(dir.path().join(wheel.file_name().unwrap()), &bytes).expect("write");
     let index = LocalIndex::start(&[dir.path()]);
-    let failure = Build::cuda()
-        .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
-        .run()
-        .expect_failure();
+    let failure = Build::cuda().pip_index(&index).run().expect_failure();
     assert!(
         failure.instruction.contains("--require-hashes"),
         "not the pin step: {failure}"
@@ -315,38 +272,19 @@ fn the_old_overlay_on_the_0_3_11_core_fails_at_the_smoke_naming_setup() {
 #[test]
 fn without_a_driver_or_its_stub_the_pin_build_refuses_unless_the_build_arg_says_so() {
     let bases = Bases::get();
-    let nostub = bases.cuda_nostub.rsplit_once(':').unwrap().1;
     let index = core_wheels_index();
     let build = || {
         Build::cuda()
-            .arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
-            .arg("SGLANG_IMAGE_TAG", nostub)
+            .pip_index(&index)
+            .arg("SGLANG_IMAGE_TAG", bases.cuda_nostub_tag())
     };
     let failure = build().run().expect_failure();
-    assert_check_step(&failure);
-    failure.assert_says(&no_driver_refusal());
-    failure.assert_never_says("ok: ");
+    assert_refused_without_a_driver(&failure);
     // (The failed instruction, which docker repeats, names the smoke; its output does not.)
     failure.assert_never_says("mooncake-sos check: smoke:");
 
-    let (_image, log) = build()
-        .arg("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1")
-        .run()
-        .expect_ok();
-    assert_in_order(
-        &log,
-        &[
-            &no_driver_not_loading(),
-            "every check of the shim that needs no native core passed",
-            &format!(
-                "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that \
-                 it loads, nor the {} native requirement(s) api.toml lists, nor the consumer's \
-                 scenarios",
-                api().native.len()
-            ),
-        ],
-    );
-    assert!(!log.contains(&shim_ok(&api())), "{log}");
+    let (_image, log) = build().args(&[BUILDER_HAS_NO_DRIVER]).run().expect_ok();
+    assert_passed_without_the_core(&log, &api(), ", nor the consumer's scenarios");
     assert!(
         !log.contains("mooncake-sos check: smoke:") && !log.contains("\nsmoke "),
         "the smoke ran without a core: {log}"

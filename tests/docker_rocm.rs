@@ -7,8 +7,9 @@
 //! stopped mid-run.
 
 use mooncake_sos_contract::model::Layer;
-use mooncake_sos_testkit::wheels_dir;
-use mooncake_sos_tests::docker::fixtures::{api, scenarios_ran, sha256_hex, wheel_python_files};
+use mooncake_sos_tests::docker::fixtures::{
+    api, from_the_smoke, scenarios_ran, sha256_hex, shim_ok, wheel_python_files, wheels_index,
+};
 use mooncake_sos_tests::docker::{
     Bases, Build, Client, Image, LocalIndex, Network, StoreMaster, Topology, derived_image,
     package_files, run_python,
@@ -24,7 +25,7 @@ const FAIL_WITHIN: Duration = Duration::from_secs(5);
 
 fn index() -> &'static LocalIndex {
     static INDEX: OnceLock<LocalIndex> = OnceLock::new();
-    INDEX.get_or_init(|| LocalIndex::start(&[&wheels_dir()]))
+    INDEX.get_or_init(wheels_index)
 }
 
 fn fill_version() -> String {
@@ -37,7 +38,7 @@ fn fill_version() -> String {
 }
 
 fn fill() -> Build {
-    Build::rocm().arg("MOONCAKE_SOS_PIP_INDEX_URL", &index().url)
+    Build::rocm().pip_index(index())
 }
 
 /// The shipped recipe built once for this test binary: (image, build log).
@@ -51,10 +52,7 @@ fn built() -> &'static (Image, String) {
 #[test]
 fn the_rocm_fill_passes_the_consumers_scenarios_on_its_core() {
     let (_image, log) = built();
-    let smoke = log
-        .find("mooncake-sos check: smoke: the consumer's scenarios")
-        .unwrap_or_else(|| panic!("no smoke in the check step:\n{log}"));
-    let after = &log[smoke..];
+    let after = from_the_smoke(log);
     assert!(after.contains(" 0 failed"), "{after}");
     // The last line says what ran: never "passed" for a scenario that did not run.
     let ran = scenarios_ran(after);
@@ -91,14 +89,7 @@ fn fill_restores_the_module_and_leaves_every_native_file_byte_identical() {
         log.contains("mooncake-sos check: every library of /usr/local/lib/python3.11/dist-packages/mooncake/store.so, /usr/local/lib/python3.11/dist-packages/mooncake/engine.so resolves: loading the native core"),
         "{log}"
     );
-    assert!(
-        log.contains(&format!(
-            "ok: mooncake.structured_object_store provides FieldSchema, MooncakeBundleTransfer, \
-             export_ref, import_ref and {} native requirement(s)",
-            api().native.len()
-        )),
-        "{log}"
-    );
+    assert!(log.contains(&shim_ok(&api())), "{log}");
     assert!(
         log.contains("mooncake-sos check: passed, the native core loaded"),
         "{log}"

@@ -3,25 +3,12 @@
 //! pragma that has a comment line above it saying why. Every pragma must silence something
 //! (a stale one is reported), and no config file can hide a rule: an empty one is passed.
 
-use mooncake_sos_tests::SETUP_HINT;
+use mooncake_sos_testkit::env_path;
 use mooncake_sos_tests::repo_root;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const DOCKERFILES: [&str; 2] = ["docker/Dockerfile", "docker/Dockerfile.rocm"];
-
-fn hadolint() -> PathBuf {
-    let path = std::env::var_os("MC_TEST_HADOLINT")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("MC_TEST_HADOLINT is not set: {SETUP_HINT}"));
-    assert!(
-        path.exists(),
-        "{} does not exist: {SETUP_HINT}",
-        path.display()
-    );
-    path
-}
 
 #[derive(Debug)]
 struct Finding {
@@ -34,7 +21,7 @@ struct Finding {
 fn lint(file: &Path, honour_pragmas: bool) -> Vec<Finding> {
     let config = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(config.path(), "ignored: []\n").unwrap();
-    let mut cmd = Command::new(hadolint());
+    let mut cmd = Command::new(env_path("MC_TEST_HADOLINT"));
     cmd.arg("-c")
         .arg(config.path())
         .args(["--format", "json", "--no-fail"]);
@@ -156,35 +143,28 @@ fn every_strategys_dockerfile_is_clean() {
 fn the_check_reports_findings_unexplained_and_stale_pragmas() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("Dockerfile");
-    let write = |text: &str| std::fs::write(&file, text).unwrap();
     let run = "RUN apt-get update && apt-get install -y --no-install-recommends curl && rm -rf /var/lib/apt/lists/*\n";
-
-    write(&format!("FROM ubuntu:22.04\n{run}"));
-    let p = problems(&file);
-    assert!(p.len() == 1 && p[0].contains(":2: warning DL3008"), "{p:?}");
-
-    write(&format!(
-        "FROM ubuntu:22.04\n# hadolint ignore=DL3008\n{run}"
-    ));
-    let p = problems(&file);
-    assert!(
-        p.len() == 1 && p[0].contains(":2: pragma without a comment line"),
-        "{p:?}"
-    );
-
-    write(&format!(
-        "FROM ubuntu:22.04\n# curl follows the base image's apt snapshot\n# hadolint ignore=DL3008,DL3059\n{run}"
-    ));
-    let p = problems(&file);
-    assert!(
-        p.len() == 1 && p[0].contains(":3: stale pragma: DL3059 reports nothing on line 4"),
-        "{p:?}"
-    );
-
-    write(&format!(
-        "FROM ubuntu:22.04\n# curl follows the base image's apt snapshot\n# hadolint ignore=DL3008\n{run}"
-    ));
-    assert_eq!(problems(&file), Vec::<String>::new());
+    let why = "# curl follows the base image's apt snapshot\n";
+    // Each case: the lines between FROM and RUN, and the one problem reported (or none).
+    for (pragma, problem) in [
+        ("", Some(":2: warning DL3008")),
+        (
+            "# hadolint ignore=DL3008\n",
+            Some(":2: pragma without a comment line"),
+        ),
+        (
+            &format!("{why}# hadolint ignore=DL3008,DL3059\n"),
+            Some(":3: stale pragma: DL3059 reports nothing on line 4"),
+        ),
+        (&format!("{why}# hadolint ignore=DL3008\n"), None),
+    ] {
+        std::fs::write(&file, format!("FROM ubuntu:22.04\n{pragma}{run}")).unwrap();
+        let p = problems(&file);
+        match problem {
+            Some(problem) => assert!(p.len() == 1 && p[0].contains(problem), "{pragma}{p:?}"),
+            None => assert_eq!(p, Vec::<String>::new(), "{pragma}"),
+        }
+    }
 }
 
 #[test]

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use mooncake_sos::{Error, MooncakeBundleTransfer, PutOptions, PythonEnv, RefHandle, Store};
 use mooncake_sos_runtime::pyo3::prelude::*;
-use mooncake_sos_runtime::pyo3::types::PyBytes;
 use mooncake_sos_runtime::{Contract, Module, status};
-use mooncake_sos_tests::TestEnv;
 use mooncake_sos_tests::data::Sample;
 use mooncake_sos_tests::doctored::DOCTORINGS;
+use mooncake_sos_tests::scenarios::{raw_get, raw_put};
+use mooncake_sos_tests::{StandInNative, TestEnv};
 use serde_json::{Value, json};
 
 fn load() -> (TestEnv, Module) {
@@ -237,16 +237,12 @@ fn embedded_store_refuses_a_key_collision_and_keeps_the_first_value() {
     let _ = load();
     Python::attach(|py| {
         let store = Store::embedded().expect("store");
-        let obj = store.object(py);
-        let put = |v: &[u8]| -> i64 {
-            obj.call_method1("put", ("k", PyBytes::new(py, v)))
-                .and_then(|r| r.extract())
-                .expect("put")
-        };
-        assert_eq!(put(b"first"), status::OK);
-        assert_eq!(put(b"second"), status::OBJECT_ALREADY_EXISTS);
-        let got = obj.call_method1("get", ("k",)).expect("get");
-        assert_eq!(got.cast::<PyBytes>().expect("bytes").as_bytes(), b"first");
+        assert_eq!(raw_put(py, &store, "k", b"first"), status::OK);
+        assert_eq!(
+            raw_put(py, &store, "k", b"second"),
+            status::OBJECT_ALREADY_EXISTS
+        );
+        assert_eq!(raw_get(py, &store, "k"), b"first");
     });
 }
 
@@ -290,23 +286,16 @@ fn colliding_transfer_keys_on_the_embedded_store_fail_the_second_put_and_keep_th
 /// things doctored (every other requirement is the real core's).
 #[test]
 fn native_requirements_are_checked() {
-    let env = TestEnv::get();
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        dir.path().join("mcfake_native.py"),
+    let fake = StandInNative::new(
+        &TestEnv::get(),
+        "mcfake_native",
         "from mooncake.store import *  # noqa: F403\nimport mooncake.store as _real\n\n\
          class MooncakeDistributedStore(_real.MooncakeDistributedStore):\n    def setup(self, *a):\n        \
          \"\"\"setup(self: mcfake_native.MooncakeDistributedStore, local_hostname: str) -> int\"\"\"\n\n\
          class ReplicateConfig:\n    def __init__(self):\n        \
          \"\"\"__init__(self: mcfake_native.ReplicateConfig) -> None\"\"\"\n",
-    )
-    .expect("write");
-    let contract: &'static Contract = Box::leak(Box::new(
-        mooncake_sos::API.with_native_module("mcfake_native"),
-    ));
-    let mut penv = PythonEnv::venv(&env.venv);
-    penv.extra_paths.push(dir.path().to_path_buf());
-    let err = match Module::load(contract, &penv) {
+    );
+    let err = match Module::load(fake.contract, &fake.python) {
         Err(Error::Spec(s)) => s,
         Err(other) => panic!("expected a spec mismatch, got {other}"),
         Ok(_) => panic!("a native core without the overload passed"),

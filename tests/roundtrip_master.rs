@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use mooncake_sos::{MooncakeBundleTransfer, Store, StoreConfig};
 use mooncake_sos_runtime::pyo3::Python;
 use mooncake_sos_runtime::pyo3::prelude::*;
-use mooncake_sos_runtime::pyo3::types::PyBytes;
 use mooncake_sos_runtime::{StoreKind, status};
-use mooncake_sos_tests::{Master, TestEnv, free_port, scenarios};
+use mooncake_sos_tests::scenarios::{self, raw_get, raw_put};
+use mooncake_sos_tests::{Master, StandInNative, TestEnv, free_port};
 
 /// One master and one client for all scenarios: the native client is one per process here.
 #[test]
@@ -46,20 +46,14 @@ fn real_master_round_trips() {
 /// first value.
 fn key_collision_is_refused_by_the_master_and_keeps_the_first_value(store: &Store) {
     Python::attach(|py| {
-        let obj = store.object(py);
-        let put = |v: &[u8]| -> i64 {
-            obj.call_method1("put", ("collision-k", PyBytes::new(py, v)))
-                .and_then(|r| r.extract())
-                .expect("put")
-        };
-        assert_eq!(put(b"first"), status::OK);
+        assert_eq!(raw_put(py, store, "collision-k", b"first"), status::OK);
         // The real client reports the master's OBJECT_ALREADY_EXISTS as success (0): the
         // second value is dropped silently. The embedded store says -705 instead (a known
         // difference, see RELIABILITY.md); both keep the first value.
-        assert_eq!(put(b"second"), status::OK);
-        let got = obj.call_method1("get", ("collision-k",)).expect("get");
-        assert_eq!(got.cast::<PyBytes>().expect("bytes").as_bytes(), b"first");
-        let removed: i64 = obj
+        assert_eq!(raw_put(py, store, "collision-k", b"second"), status::OK);
+        assert_eq!(raw_get(py, store, "collision-k"), b"first");
+        let removed: i64 = store
+            .object(py)
             .call_method1("remove", ("collision-k", true))
             .and_then(|r| r.extract())
             .expect("remove");
@@ -138,22 +132,15 @@ fn master_not_running_fails_within_5s() {
 /// in about one run in four when these tests overlapped.
 #[test]
 fn the_native_core_is_first_imported_on_a_thread_that_lives_on() {
-    use mooncake_sos::PythonEnv;
     use mooncake_sos_runtime::pyo3::types::PyAnyMethods;
-    use mooncake_sos_runtime::{Contract, Module, python::LASTING_THREAD};
-    let env = TestEnv::get();
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        dir.path().join("mcrecord_native.py"),
+    use mooncake_sos_runtime::{Module, python::LASTING_THREAD};
+    let recorder = StandInNative::new(
+        &TestEnv::get(),
+        "mcrecord_native",
         "import threading\nfrom mooncake.store import *  # noqa: F403\n\
          IMPORTED_ON = threading.get_native_id()\n",
-    )
-    .expect("write");
-    let contract: &'static Contract = Box::leak(Box::new(
-        mooncake_sos::API.with_native_module("mcrecord_native"),
-    ));
-    let mut penv = PythonEnv::venv(&env.venv);
-    penv.extra_paths.push(dir.path().to_path_buf());
+    );
+    let (contract, penv) = (recorder.contract, recorder.python.clone());
     let native_id = |py: Python<'_>| -> u64 {
         py.import("threading")
             .and_then(|t| t.call_method0("get_native_id"))

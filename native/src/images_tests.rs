@@ -2,6 +2,7 @@
 //! then says about a module's imports and uses.
 
 use super::*;
+use crate::test_cores::{class, method, surface_json};
 use mooncake_sos_contract::load_str;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};
@@ -17,6 +18,9 @@ static API: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 });
 const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
+const CUDA13: &str = "mooncake-transfer-engine-cuda13";
+const NON_CUDA: &str = "mooncake-transfer-engine-non-cuda";
+
 /// A record of `package version` whose core has `ReplicateConfig` (with `group_ids` or not)
 /// and the package modules given.
 fn record(root: &Path, package: &str, version: &str, group_ids: bool, modules: &[(&str, &str)]) {
@@ -25,23 +29,42 @@ fn record(root: &Path, package: &str, version: &str, group_ids: bool, modules: &
     } else {
         serde_json::json!({})
     };
-    let surface = serde_json::json!({
-        "format": 3,
-        "wheel": {"package": package, "version": version, "sha256": "00"},
-        "core": {"module": "mooncake.store", "file": "mooncake/store.so", "sha256": "11"},
-        "classes": {"ReplicateConfig": {
-            "bases": [],
-            "members": {"__init__": {"kind": "method", "overloads": [""]}},
-            "instance": {"members": members, "new_attributes": false}
-        }},
-        "functions": {},
-        "values": {},
-        "modules": modules.iter().map(|(m, k)| (m.to_string(), serde_json::json!(k))).collect::<serde_json::Map<_, _>>(),
-    });
+    let config = class(
+        serde_json::json!({"__init__": method("")}),
+        serde_json::json!({"members": members, "new_attributes": false}),
+    );
+    let modules: serde_json::Map<_, _> = modules
+        .iter()
+        .map(|(m, k)| (m.to_string(), serde_json::json!(k)))
+        .collect();
+    let surface = surface_json(
+        package,
+        version,
+        "mooncake.store",
+        serde_json::json!({"classes": {"ReplicateConfig": config}, "modules": modules}),
+    );
     let path = root.join(record::relative_path(package, version));
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, serde_json::to_string(&surface).unwrap()).unwrap();
 }
+
+/// The CUDA base wheel, 0.3.11.post1: no _partial_read, no reshard, store.so; no group_ids.
+fn cuda_base_record(root: &Path) {
+    record(
+        root,
+        CUDA13,
+        "0.3.11.post1",
+        false,
+        &[("mooncake", "package"), ("mooncake.store", "extension")],
+    );
+}
+
+/// What MODULE is told on an image that has only the CUDA base wheel.
+const ON_THE_CUDA_BASE: [&str; 3] = [
+    "m.py:11: native ReplicateConfig.group_ids: image cuda: absent",
+    "m.py:2: sibling mooncake._partial_read: image cuda: none",
+    "m.py:3: sibling mooncake.reshard: image cuda: none",
+];
 
 const MODULE: &str = "\
 from mooncake.store import ReplicateConfig
@@ -76,19 +99,12 @@ fn findings(api: &mooncake_sos_contract::model::Api, root: &Path) -> Vec<String>
 fn each_image_has_its_layers_modules_and_its_cores_members() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    // The CUDA base wheel: no _partial_read, no reshard, store.so; no group_ids.
-    record(
-        root,
-        "mooncake-transfer-engine-cuda13",
-        "0.3.11.post1",
-        false,
-        &[("mooncake", "package"), ("mooncake.store", "extension")],
-    );
+    cuda_base_record(root);
     // The ROCm core, and its fill (the same release): group_ids, _partial_read, a reshard
     // subpackage.
     record(
         root,
-        "mooncake-transfer-engine-non-cuda",
+        NON_CUDA,
         "0.3.12.post1",
         true,
         &[
@@ -101,14 +117,7 @@ fn each_image_has_its_layers_modules_and_its_cores_members() {
         ],
     );
     let api = load_str("api.toml", &API).unwrap();
-    assert_eq!(
-        findings(&api, root),
-        [
-            "m.py:11: native ReplicateConfig.group_ids: image cuda: absent",
-            "m.py:2: sibling mooncake._partial_read: image cuda: none",
-            "m.py:3: sibling mooncake.reshard: image cuda: none",
-        ]
-    );
+    assert_eq!(findings(&api, root), ON_THE_CUDA_BASE);
     let sides = load_all(root, &api).unwrap();
     let rocm = &sides[1];
     assert_eq!(rocm.image, "rocm");
@@ -149,16 +158,10 @@ fn each_image_has_its_layers_modules_and_its_cores_members() {
 fn a_fill_skips_a_subpackage_named_like_a_native_module() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
+    record(root, CUDA13, "0.3.11.post1", true, &[]);
     record(
         root,
-        "mooncake-transfer-engine-cuda13",
-        "0.3.11.post1",
-        true,
-        &[],
-    );
-    record(
-        root,
-        "mooncake-transfer-engine-non-cuda",
+        NON_CUDA,
         "0.3.12.post1",
         true,
         &[("mooncake.store", "extension")],
@@ -171,7 +174,7 @@ fn a_fill_skips_a_subpackage_named_like_a_native_module() {
     );
     record(
         root,
-        "mooncake-transfer-engine-non-cuda",
+        NON_CUDA,
         "0.3.14",
         true,
         &[
@@ -198,7 +201,7 @@ fn a_pin_image_has_its_releases_modules_and_core_and_a_check_image_its_bases() {
     // The pinned release: group_ids, _partial_read and a reshard package.
     record(
         root,
-        "mooncake-transfer-engine-cuda13",
+        CUDA13,
         "0.3.12.post1",
         true,
         &[
@@ -208,16 +211,10 @@ fn a_pin_image_has_its_releases_modules_and_core_and_a_check_image_its_bases() {
             ("mooncake.store", "extension"),
         ],
     );
+    cuda_base_record(root);
     record(
         root,
-        "mooncake-transfer-engine-cuda13",
-        "0.3.11.post1",
-        false,
-        &[("mooncake", "package"), ("mooncake.store", "extension")],
-    );
-    record(
-        root,
-        "mooncake-transfer-engine-non-cuda",
+        NON_CUDA,
         "0.3.12.post1",
         true,
         &[
@@ -244,14 +241,7 @@ fn a_pin_image_has_its_releases_modules_and_core_and_a_check_image_its_bases() {
     // A check image on the 0.3.11.post1 base has what that wheel has, and no more.
     let check = API.replacen("strategy = \"overlay\"", "strategy = \"check\"", 1);
     let api = load_str("api.toml", &check).unwrap();
-    assert_eq!(
-        findings(&api, root),
-        [
-            "m.py:11: native ReplicateConfig.group_ids: image cuda: absent",
-            "m.py:2: sibling mooncake._partial_read: image cuda: none",
-            "m.py:3: sibling mooncake.reshard: image cuda: none",
-        ]
-    );
+    assert_eq!(findings(&api, root), ON_THE_CUDA_BASE);
     let sides = load_all(root, &api).unwrap();
     assert_eq!(
         sides[0].modules["mooncake.store"],

@@ -29,6 +29,9 @@ pub mod users_check;
 pub mod uses;
 pub mod wheel;
 
+#[cfg(test)]
+mod test_cores;
+
 pub use model::CoreSurface;
 pub use needs::{Requirement, Usage, Verdict, serve};
 pub use read::Reader;

@@ -1,54 +1,53 @@
 //! `serve` over a small surface written out by hand: each way a use can be served or not.
 
 use super::*;
+use crate::test_cores::{class, method, surface_json};
+use serde_json::json;
 
 fn core() -> CoreSurface {
-    serde_json::from_value(serde_json::json!({
-        "format": 3,
-        "wheel": {"package": "p", "version": "1", "sha256": "00"},
-        "core": {"module": "m.store", "file": "m/store.so", "sha256": "11"},
-        "classes": {
-            "Config": {
-                "bases": [],
-                "members": {
-                    "__init__": {"kind": "method", "overloads": [""]},
-                    "replica_num": {"kind": "property", "readonly": false},
-                    "frozen": {"kind": "property", "readonly": true},
-                    "raises": {"kind": "property", "readonly": false},
-                    "describe": {"kind": "method", "overloads": ["verbose: bool = False"]}
-                },
-                "instance": {
-                    "members": {
-                        "replica_num": {"read": true, "write": true},
-                        "frozen": {"read": true, "write": false},
-                        "raises": {"read": false, "write": false},
-                        "set_by_init": {"read": true, "write": true}
-                    },
-                    "new_attributes": false
-                }
+    let config = class(
+        json!({
+            "__init__": method(""),
+            "replica_num": {"kind": "property", "readonly": false},
+            "frozen": {"kind": "property", "readonly": true},
+            "raises": {"kind": "property", "readonly": false},
+            "describe": method("verbose: bool = False")
+        }),
+        json!({
+            "members": {
+                "replica_num": {"read": true, "write": true},
+                "frozen": {"read": true, "write": false},
+                "raises": {"read": false, "write": false},
+                "set_by_init": {"read": true, "write": true}
             },
-            "Open": {
-                "bases": [],
-                "members": {"__init__": {"kind": "method", "overloads": [""]}},
-                "instance": {"members": {}, "new_attributes": true}
-            },
-            "Handle": {
-                "bases": [],
-                "members": {
-                    "__init__": {"kind": "method", "overloads": ["ptr: int,  size: int"]},
-                    "size": {"kind": "property", "readonly": false},
-                    "ro": {"kind": "property", "readonly": true},
-                    "KIND": {"kind": "value", "type": "int"},
-                    "Inner": {"kind": "class"}
-                },
-                "instance": {"error": "TypeError: incompatible constructor arguments"}
-            }
-        },
-        "functions": {"bind": {"overloads": ["node: int"]}},
-        "values": {"VERSION": {"type": "str"}},
-        "modules": {}
-    }))
-    .unwrap()
+            "new_attributes": false
+        }),
+    );
+    let open = class(
+        json!({"__init__": method("")}),
+        json!({"members": {}, "new_attributes": true}),
+    );
+    let handle = class(
+        json!({
+            "__init__": method("ptr: int,  size: int"),
+            "size": {"kind": "property", "readonly": false},
+            "ro": {"kind": "property", "readonly": true},
+            "KIND": {"kind": "value", "type": "int"},
+            "Inner": {"kind": "class"}
+        }),
+        json!({"error": "TypeError: incompatible constructor arguments"}),
+    );
+    let surface = surface_json(
+        "p",
+        "1",
+        "m.store",
+        json!({
+            "classes": {"Config": config, "Open": open, "Handle": handle},
+            "functions": {"bind": {"overloads": ["node: int"]}},
+            "values": {"VERSION": {"type": "str"}}
+        }),
+    );
+    serde_json::from_value(surface).unwrap()
 }
 
 fn need(object: &str, usage: Usage) -> Requirement {

@@ -2,7 +2,9 @@
 //! core then serves.
 
 use super::*;
+use crate::CoreSurface;
 use crate::needs::{Why, serve};
+use crate::test_cores::{class, method, surface_json};
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};
 
@@ -81,29 +83,18 @@ fn uses_become_requirements_once_each_at_their_first_line() {
 }
 
 fn core(store_members: serde_json::Value, config_members: serde_json::Value) -> CoreSurface {
-    serde_json::from_value(serde_json::json!({
-        "format": 3,
-        "wheel": {"package": "p", "version": "1", "sha256": "00"},
-        "core": {"module": "mooncake.store", "file": "mooncake/store.so", "sha256": "11"},
-        "classes": {
-            "Store": {"bases": [], "members": store_members, "instance": {"error": "no"}},
-            "ReplicateConfig": {
-                "bases": [],
-                "members": {"__init__": {"kind": "method", "overloads": [""]}},
-                "instance": {"members": config_members, "new_attributes": false}
-            }
-        },
-        "functions": {},
-        "values": {},
-        "modules": {}
-    }))
-    .unwrap()
-}
-
-use crate::CoreSurface;
-
-fn method(overload: &str) -> serde_json::Value {
-    serde_json::json!({"kind": "method", "overloads": [overload]})
+    let store = class(store_members, serde_json::json!({"error": "no"}));
+    let config = class(
+        serde_json::json!({"__init__": method("")}),
+        serde_json::json!({"members": config_members, "new_attributes": false}),
+    );
+    let surface = surface_json(
+        "p",
+        "1",
+        "mooncake.store",
+        serde_json::json!({"classes": {"Store": store, "ReplicateConfig": config}}),
+    );
+    serde_json::from_value(surface).unwrap()
 }
 
 #[test]

@@ -46,29 +46,44 @@ struct Claims {
     directory_size: Option<u64>,
 }
 
+fn u16le(v: &mut Vec<u8>, x: u16) {
+    v.extend_from_slice(&x.to_le_bytes());
+}
+
+fn u32le(v: &mut Vec<u8>, x: u32) {
+    v.extend_from_slice(&x.to_le_bytes());
+}
+
+fn u64le(v: &mut Vec<u8>, x: u64) {
+    v.extend_from_slice(&x.to_le_bytes());
+}
+
+/// The fields a local header and its central header share, from "version needed" to the
+/// extra field's length: sizes in the zip64 extra (`u32::MAX` here).
+fn shared_header_fields(v: &mut Vec<u8>, e: &Entry, extra_len: u16) {
+    u16le(v, 45);
+    u16le(v, 0);
+    u16le(v, e.method);
+    u32le(v, 0);
+    u32le(v, e.crc);
+    u32le(v, u32::MAX);
+    u32le(v, u32::MAX);
+    u16le(v, e.name.len() as u16);
+    u16le(v, extra_len);
+}
+
 /// A zip64 archive: local headers, data, central directory, zip64 end record and locator,
 /// end record. `true_size` is what the member inflates to.
 fn zip(entries: &[(Entry, u64)], claims: Claims) -> Vec<u8> {
     let mut out = Vec::new();
     let mut central = Vec::new();
-    let u16le = |v: &mut Vec<u8>, x: u16| v.extend_from_slice(&x.to_le_bytes());
-    let u32le = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_le_bytes());
-    let u64le = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
     for (e, true_size) in entries {
         let offset = out.len() as u64;
         let size = e.claim_size.unwrap_or(*true_size);
         let compressed = e.claim_compressed.unwrap_or(e.data.len() as u64);
         // Local header with a zip64 extra (sizes).
         u32le(&mut out, 0x0403_4b50);
-        u16le(&mut out, 45);
-        u16le(&mut out, 0);
-        u16le(&mut out, e.method);
-        u32le(&mut out, 0);
-        u32le(&mut out, e.crc);
-        u32le(&mut out, u32::MAX);
-        u32le(&mut out, u32::MAX);
-        u16le(&mut out, e.name.len() as u16);
-        u16le(&mut out, 20);
+        shared_header_fields(&mut out, e, 20);
         out.extend_from_slice(&e.name);
         u16le(&mut out, 1);
         u16le(&mut out, 16);
@@ -78,15 +93,7 @@ fn zip(entries: &[(Entry, u64)], claims: Claims) -> Vec<u8> {
         // Its central header, zip64 extra with sizes and offset.
         u32le(&mut central, 0x0201_4b50);
         u16le(&mut central, 45 | (3 << 8));
-        u16le(&mut central, 45);
-        u16le(&mut central, 0);
-        u16le(&mut central, e.method);
-        u32le(&mut central, 0);
-        u32le(&mut central, e.crc);
-        u32le(&mut central, u32::MAX);
-        u32le(&mut central, u32::MAX);
-        u16le(&mut central, e.name.len() as u16);
-        u16le(&mut central, 28);
+        shared_header_fields(&mut central, e, 28);
         u16le(&mut central, 0);
         u16le(&mut central, 0);
         u16le(&mut central, 0);

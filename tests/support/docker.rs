@@ -52,6 +52,11 @@ pub fn docker(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `docker ARGS` from a drop: best effort, whatever it says (a drop must not panic).
+pub(crate) fn docker_quietly(args: &[&str]) {
+    let _ = Command::new("docker").args(args).output();
+}
+
 /// The base images the recipes name (api.toml), which must exist on the engine.
 #[derive(Debug, Clone)]
 pub struct Bases {
@@ -88,6 +93,11 @@ impl Bases {
             assert!(st.status.success(), "no base image {name}: {DOCKER_HINT}");
         }
         bases
+    }
+
+    /// The stub-less CUDA base's tag, what the recipe's SGLANG_IMAGE_TAG build arg takes.
+    pub fn cuda_nostub_tag(&self) -> &str {
+        self.cuda_nostub.rsplit_once(':').expect("name:tag").1
     }
 }
 
@@ -126,6 +136,16 @@ impl Build {
     pub fn arg(mut self, key: &str, value: &str) -> Build {
         self.args.push((key.to_owned(), value.to_owned()));
         self
+    }
+
+    /// Each of `args`, as [`Build::arg`] does.
+    pub fn args(self, args: &[(&str, &str)]) -> Build {
+        args.iter().fold(self, |build, (k, v)| build.arg(k, v))
+    }
+
+    /// Installs from `index` (MOONCAKE_SOS_PIP_INDEX_URL) instead of PyPI.
+    pub fn pip_index(self, index: &LocalIndex) -> Build {
+        self.arg("MOONCAKE_SOS_PIP_INDEX_URL", &index.url)
     }
 
     /// Runs the build (every step, no cache: the tests read what the steps print) with the
@@ -256,9 +276,7 @@ impl Image {
 
 impl Drop for Image {
     fn drop(&mut self) {
-        let _ = Command::new("docker")
-            .args(["rmi", "-f", &self.tag])
-            .output();
+        docker_quietly(&["rmi", "-f", &self.tag]);
     }
 }
 

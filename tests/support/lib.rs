@@ -19,6 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mooncake_sos::{PythonEnv, StoreConfig};
+use mooncake_sos_runtime::Contract;
 
 /// Paths from the environment the setup script exports.
 #[derive(Debug, Clone)]
@@ -76,6 +77,30 @@ impl TestEnv {
                 })
             })
             .unwrap_or_else(|| panic!("no site-packages under {}: {SETUP_HINT}", lib.display()))
+    }
+}
+
+/// A stand-in for the native core: the module `name` (`source`, in a temporary directory
+/// removed on drop), the shipped contract naming it the native module, and the venv's Python
+/// with that directory on its path.
+pub struct StandInNative {
+    pub contract: &'static Contract,
+    pub python: PythonEnv,
+    _dir: tempfile::TempDir,
+}
+
+impl StandInNative {
+    pub fn new(env: &TestEnv, name: &'static str, source: &str) -> StandInNative {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(format!("{name}.py")), source).expect("write");
+        let mut python = env.python_env();
+        python.extra_paths.push(dir.path().to_path_buf());
+        StandInNative {
+            // A loaded module keeps its contract for the rest of the process.
+            contract: Box::leak(Box::new(mooncake_sos::API.with_native_module(name))),
+            python,
+            _dir: dir,
+        }
     }
 }
 

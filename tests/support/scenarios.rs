@@ -23,19 +23,32 @@ fn dict_get(py: Python<'_>, t: &MooncakeBundleTransfer, r: &impl ToPy, opts: Get
     Record::from_object(&got).expect("get(type='dict') returns a dict")
 }
 
+/// `put(key, value)` on the native store object: the status it returns.
+pub fn raw_put(py: Python<'_>, store: &Store, key: &str, value: &[u8]) -> i64 {
+    store
+        .object(py)
+        .call_method1("put", (key, PyBytes::new(py, value)))
+        .and_then(|r| r.extract())
+        .unwrap_or_else(|e| panic!("store.put {key}: {e}"))
+}
+
+/// `get(key)` on the native store object: the bytes it returns.
+pub fn raw_get(py: Python<'_>, store: &Store, key: &str) -> Vec<u8> {
+    let got = store
+        .object(py)
+        .call_method1("get", (key,))
+        .unwrap_or_else(|e| panic!("store.get {key}: {e}"));
+    got.cast::<PyBytes>()
+        .unwrap_or_else(|e| panic!("store.get {key}: not bytes: {e}"))
+        .as_bytes()
+        .to_vec()
+}
+
 /// Every store key a handle's stages own: manifests, their payload chunks, cleanup keys.
 pub fn ref_keys(py: Python<'_>, store: &Store, handle: &RefHandle) -> Vec<String> {
     let mut keys = Vec::new();
     for mk in handle.manifest_keys() {
-        let blob = store
-            .object(py)
-            .call_method1("get", (mk,))
-            .expect("store.get manifest");
-        let bytes = blob
-            .cast::<PyBytes>()
-            .expect("manifest bytes")
-            .as_bytes()
-            .to_vec();
+        let bytes = raw_get(py, store, mk);
         let manifest: Value = serde_json::from_slice(&bytes).expect("manifest JSON");
         let mut payloads = vec![&manifest["meta"]];
         if let Some(buffers) = manifest["buffers"].as_object() {

@@ -65,10 +65,29 @@ fn edited_manifest(root: &Path) -> Source {
     Source::new(root.join("api.toml").display().to_string(), text)
 }
 
+/// The plan of `edited_manifest` over the tree at `root`.
+fn plan_the_edit(root: &Path) -> Result<Vec<Change>, Diagnostics> {
+    plan_manifest_edit(root, &edited_manifest(root), false)
+}
+
+/// Commits `changes` with each rename whose number (from 1) `failure` gives a message for
+/// failing with it; the error the commit returns.
+fn transact_failing(changes: &[Change], failure: impl Fn(usize) -> Option<String>) -> io::Error {
+    let mut calls = 0;
+    commit::transact(changes, |from, to| {
+        calls += 1;
+        match failure(calls) {
+            Some(message) => Err(io::Error::other(message)),
+            None => std::fs::rename(from, to),
+        }
+    })
+    .unwrap_err()
+}
+
 #[test]
 fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
     let probe = fixture();
-    let changes = plan_manifest_edit(probe.path(), &edited_manifest(probe.path()), false).unwrap();
+    let changes = plan_the_edit(probe.path()).unwrap();
     let kinds: BTreeSet<&str> = changes.iter().map(|c| c.status.label()).collect();
     assert_eq!(
         kinds,
@@ -84,16 +103,8 @@ fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
         let repo = fixture();
         let root = repo.path();
         let before = snapshot(root);
-        let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
-        let mut calls = 0;
-        let err = commit::transact(&changes, |from, to| {
-            calls += 1;
-            if calls == fail_at + 1 {
-                return Err(io::Error::other("injected"));
-            }
-            std::fs::rename(from, to)
-        })
-        .unwrap_err();
+        let changes = plan_the_edit(root).unwrap();
+        let err = transact_failing(&changes, |n| (n == fail_at + 1).then(|| "injected".into()));
         assert!(
             err.to_string().contains("injected; nothing was changed"),
             "rename {fail_at}: {err}"
@@ -131,17 +142,11 @@ fn a_failed_undo_says_where_the_old_file_is() {
     let repo = fixture();
     let root = repo.path();
     let old_manifest = std::fs::read(root.join("api.toml")).unwrap();
-    let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
-    let mut calls = 0;
+    let changes = plan_the_edit(root).unwrap();
     // The second rename fails, and so does putting the first (the manifest) back.
-    let err = commit::transact(&changes, |from, to| {
-        calls += 1;
-        match calls {
-            2 | 3 => Err(io::Error::other(format!("injected {calls}"))),
-            _ => std::fs::rename(from, to),
-        }
+    let err = transact_failing(&changes, |n| {
+        matches!(n, 2 | 3).then(|| format!("injected {n}"))
     })
-    .unwrap_err()
     .to_string();
     assert!(err.contains("injected 2"), "{err}");
     assert!(
@@ -166,7 +171,7 @@ fn a_manifest_edit_is_written_only_with_its_outputs() {
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replacen("ARG ", "ARG  ", 1)).unwrap();
     let before = snapshot(root);
-    let err = plan_manifest_edit(root, &edited_manifest(root), false).unwrap_err();
+    let err = plan_the_edit(root).unwrap_err();
     assert!(err.to_string().contains("edited by hand"), "{err}");
     assert_eq!(snapshot(root), before);
 
@@ -175,7 +180,7 @@ fn a_manifest_edit_is_written_only_with_its_outputs() {
     let shim = root.join("generated/python/mooncake_sos.py");
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o444)).unwrap();
     let before = snapshot(root);
-    let changes = plan_manifest_edit(root, &edited_manifest(root), false).unwrap();
+    let changes = plan_the_edit(root).unwrap();
     let err = apply(root, &changes).unwrap_err();
     assert!(err.to_string().contains("is read-only"), "{err}");
     assert_eq!(snapshot(root), before);

@@ -2,28 +2,29 @@
 //! names, `self.` attributes of a base class, arguments), and a file joins the analysis only
 //! when the flow reaches it.
 
-use super::{ConsumerFile, check};
+use super::tests::api;
+use super::{ConsumerFile, ConsumerReport, check};
 use crate::source::ModuleSource;
-use mooncake_sos_contract::model::Api;
 
-const API: &str = include_str!("../../../api.toml");
-
-fn api() -> Api {
-    mooncake_sos_contract::load_str("api.toml", API).unwrap()
-}
-
-/// Files as a directory walk finds them (`named: false`): `(module, text)`.
-fn failures(files: &[(&str, &str)]) -> Vec<String> {
+/// The report on files as a directory walk finds them (`named: false`): `(module, text)`.
+fn walked<S: AsRef<str>>(files: &[(S, S)]) -> ConsumerReport {
     let files: Vec<ConsumerFile> = files
         .iter()
         .map(|(module, text)| ConsumerFile {
-            source: ModuleSource::from_bytes(format!("{module}.py"), text.as_bytes().to_vec())
-                .unwrap(),
-            module: (*module).to_owned(),
+            source: ModuleSource::from_bytes(
+                format!("{}.py", module.as_ref()),
+                text.as_ref().as_bytes().to_vec(),
+            )
+            .unwrap(),
+            module: module.as_ref().to_owned(),
             named: false,
         })
         .collect();
-    check(&api(), &files, &[]).unwrap().failure_lines()
+    check(&api(), &files, &[]).unwrap()
+}
+
+fn failures(files: &[(&str, &str)]) -> Vec<String> {
+    walked(files).failure_lines()
 }
 
 const MAKER: &str = "\
@@ -153,7 +154,7 @@ fn files_the_flow_does_not_reach_are_not_read() {
 
 /// `m0` makes an engine; `m1` .. `m<depth>` each return the one before's; `end` calls a
 /// member on the last one's.
-fn chain(depth: usize) -> super::ConsumerReport {
+fn chain(depth: usize) -> ConsumerReport {
     let mut texts = vec![(
         "pkg.m0".to_owned(),
         "from mooncake.engine import TransferEngine\ndef make():\n    return TransferEngine()\n"
@@ -172,16 +173,7 @@ fn chain(depth: usize) -> super::ConsumerReport {
         "pkg.end".to_owned(),
         format!("from .m{depth} import make\nmake().deep_member()\n"),
     ));
-    let files: Vec<ConsumerFile> = texts
-        .iter()
-        .map(|(module, text)| ConsumerFile {
-            source: ModuleSource::from_bytes(format!("{module}.py"), text.as_bytes().to_vec())
-                .unwrap(),
-            module: module.clone(),
-            named: false,
-        })
-        .collect();
-    check(&api(), &files, &[]).unwrap()
+    walked(&texts)
 }
 
 #[test]

@@ -4,29 +4,78 @@ use mooncake_sos_contract::model::Api;
 
 const API: &str = include_str!("../../../api.toml");
 
-fn api() -> Api {
+/// The shipped api.toml (the other consumer test modules share it).
+pub(super) fn api() -> Api {
     mooncake_sos_contract::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
-fn file(source: ModuleSource) -> ConsumerFile {
+/// `source` as the module `module`, named on the command line.
+fn file(source: ModuleSource, module: &str) -> ConsumerFile {
     ConsumerFile {
         source,
-        module: "consumer".into(),
+        module: module.into(),
         named: true,
     }
 }
 
-fn run(text: &str) -> ConsumerReport {
+/// The report on `text` as consumer.py, the module `module`.
+fn run_in(module: &str, text: &str) -> ConsumerReport {
     let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
-    check(&api(), &[file(source)], &[]).unwrap()
+    check(&api(), &[file(source, module)], &[]).unwrap()
 }
 
-fn failures(text: &str) -> Vec<String> {
+fn run(text: &str) -> ConsumerReport {
+    run_in("consumer", text)
+}
+
+pub(super) fn failures(text: &str) -> Vec<String> {
     run(text).failure_lines()
+}
+
+/// `text` fails once per `(start, end)` of `expect`, in order: each line starts with `start`
+/// and ends with `end` (`""` ends any line).
+fn assert_failures<S: AsRef<str>>(text: &str, expect: &[(S, S)]) {
+    let lines = failures(text);
+    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
+    for (line, (start, end)) in lines.iter().zip(expect) {
+        let (start, end) = (start.as_ref(), end.as_ref());
+        assert!(
+            line.starts_with(start) && line.ends_with(end),
+            "{line}\n  should start with {start:?} and end with {end:?}"
+        );
+    }
+}
+
+/// `text`, checked within `seconds`, fails `times` times, the first at the undeclared
+/// setup key `bogus`.
+fn assert_bogus_found_in_time(text: &str, seconds: u64, times: usize) {
+    let started = std::time::Instant::now();
+    let lines = failures(text);
+    assert!(
+        started.elapsed().as_secs() < seconds,
+        "{:?}",
+        started.elapsed()
+    );
+    let first = &lines[..lines.len().min(3)];
+    assert_eq!(lines.len(), times, "the first: {first:#?}");
+    assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
+}
+
+/// Reading the file found no native use.
+fn assert_no_native(report: &ConsumerReport) {
+    assert!(
+        report.files[0].native.is_empty(),
+        "{:?}",
+        report.files[0].native
+    );
 }
 
 const HEAD: &str = "from mooncake.store import MooncakeDistributedStore, ReplicateConfig\n\
 from mooncake.structured_object_store import FieldSchema, MooncakeBundleTransfer, export_ref, import_ref\n";
+
+/// A consumer's first lines when it makes a store `s` and nothing else.
+const STORE: &str =
+    "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\n";
 
 #[test]
 fn the_consumers_calls_fit() {
@@ -113,28 +162,27 @@ t.put({{}}, type=\"dict\", compress=True)
 t.get()
 "
     );
-    let lines = failures(&text);
-    let expect = [
-        "consumer.py:3: export_dataproto_ref_v2: undeclared: expected a [[symbol]] entry, found an import",
-        "consumer.py:5: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (",
-        "consumer.py:7: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=...",
-        "consumer.py:8: MooncakeBundleTransfer.get: call: expected a call that fits (ref, *,",
-    ];
-    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
-    for (line, e) in lines.iter().zip(expect) {
-        assert!(line.starts_with(e), "{line}\n  should start with {e}");
-    }
-    assert!(
-        lines[1].ends_with("found \"enable_offload\""),
-        "{}",
-        lines[1]
+    assert_failures(
+        &text,
+        &[
+            (
+                "consumer.py:3: export_dataproto_ref_v2: undeclared: expected a [[symbol]] entry, found an import",
+                "",
+            ),
+            (
+                "consumer.py:5: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (",
+                "found \"enable_offload\"",
+            ),
+            (
+                "consumer.py:7: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=...",
+                "no parameter `compress`",
+            ),
+            (
+                "consumer.py:8: MooncakeBundleTransfer.get: call: expected a call that fits (ref, *,",
+                "misses required `ref`",
+            ),
+        ],
     );
-    assert!(
-        lines[2].ends_with("no parameter `compress`"),
-        "{}",
-        lines[2]
-    );
-    assert!(lines[3].ends_with("misses required `ref`"), "{}", lines[3]);
 }
 
 #[test]
@@ -145,19 +193,16 @@ cfg = native.ReplicateConfig()\n\
 cfg.replica_num = 2\n\
 cfg.replica_count = 2\n\
 sos.export_ref(sos.import_ref({}), extra=1)\n";
-    let lines = failures(text);
-    assert_eq!(lines.len(), 2, "{lines:#?}");
-    assert!(
-        lines[0].starts_with("consumer.py:5: native ReplicateConfig.replica_count: undeclared"),
-        "{}",
-        lines[0]
+    assert_failures(
+        text,
+        &[
+            (
+                "consumer.py:5: native ReplicateConfig.replica_count: undeclared",
+                "",
+            ),
+            ("consumer.py:6: export_ref: call:", "no parameter `extra`"),
+        ],
     );
-    assert!(
-        lines[1].starts_with("consumer.py:6: export_ref: call:"),
-        "{}",
-        lines[1]
-    );
-    assert!(lines[1].ends_with("no parameter `extra`"), "{}", lines[1]);
 }
 
 #[test]
@@ -184,7 +229,7 @@ s.setup({\"protocol\": \"tcp\", **extra})\n";
 #[test]
 fn a_consumer_that_does_not_parse_is_located() {
     let source = ModuleSource::from_bytes("bad.py", b"def f(:\n".to_vec()).unwrap();
-    let e = check(&api(), &[file(source)], &[]).unwrap_err();
+    let e = check(&api(), &[file(source, "consumer")], &[]).unwrap_err();
     assert_eq!(e.location, "bad.py:1:7");
 }
 
@@ -216,9 +261,7 @@ fn every_way_of_building_a_setup_dict_is_followed() {
         ),
     ];
     for (body, line) in cases {
-        let text = format!(
-            "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\n{body}\n"
-        );
+        let text = format!("{STORE}{body}\n");
         let lines = failures(&text);
         assert_eq!(lines.len(), 1, "{body}: {lines:#?}");
         assert!(
@@ -230,27 +273,21 @@ fn every_way_of_building_a_setup_dict_is_followed() {
         );
     }
     // A name assigned in the function is the function's own: the module's keys are not its.
-    let text = "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\n\
-CFG = {\"bogus\": 1}\ndef f():\n    CFG = {\"protocol\": \"tcp\"}\n    s.setup(CFG)\n";
-    assert!(failures(text).is_empty(), "{:#?}", failures(text));
+    let text = format!(
+        "{STORE}CFG = {{\"bogus\": 1}}\ndef f():\n    CFG = {{\"protocol\": \"tcp\"}}\n    s.setup(CFG)\n"
+    );
+    assert!(failures(&text).is_empty(), "{:#?}", failures(&text));
 }
 
 /// A name assigned from itself many times (`d = d`, 50 times) used to take 50^8 lookups:
 /// each name is worked out once, and a cycle holds keys not known statically.
 #[test]
 fn self_referring_names_do_not_hang() {
-    let mut text = String::from(
-        "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\nd = {\"bogus\": 1}\n",
+    let text = format!(
+        "{STORE}d = {{\"bogus\": 1}}\n{}s.setup(d)\n",
+        "d = d\n".repeat(200)
     );
-    for _ in 0..200 {
-        text.push_str("d = d\n");
-    }
-    text.push_str("s.setup(d)\n");
-    let started = std::time::Instant::now();
-    let lines = failures(&text);
-    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
-    assert_eq!(lines.len(), 1, "{lines:#?}");
-    assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
+    assert_bogus_found_in_time(&text, 10, 1);
 }
 
 /// A class deriving from an API class: calls on its instances, on `self` and on `super()` in
@@ -284,33 +321,31 @@ class F(FieldSchema):
     extra: int = 0
 F(\"ndarray\", extra=1).extra
 ";
-    let lines = failures(text);
-    let expect = [
-        (
-            "consumer.py:6: MooncakeBundleTransfer.put: call:",
-            "no parameter `bad_a`",
-        ),
-        (
-            "consumer.py:7: MooncakeBundleTransfer.get: call:",
-            "misses required `ref`",
-        ),
-        (
-            "consumer.py:11: MooncakeBundleTransfer: call:",
-            "no parameter `bogus_init`",
-        ),
-        (
-            "consumer.py:12: MooncakeBundleTransfer: call:",
-            "no parameter `bad_b`",
-        ),
-        (
-            "consumer.py:16: MooncakeBundleTransfer.put: call:",
-            "no parameter `bad_c`",
-        ),
-    ];
-    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
-    for (line, (start, end)) in lines.iter().zip(expect) {
-        assert!(line.starts_with(start) && line.ends_with(end), "{line}");
-    }
+    assert_failures(
+        text,
+        &[
+            (
+                "consumer.py:6: MooncakeBundleTransfer.put: call:",
+                "no parameter `bad_a`",
+            ),
+            (
+                "consumer.py:7: MooncakeBundleTransfer.get: call:",
+                "misses required `ref`",
+            ),
+            (
+                "consumer.py:11: MooncakeBundleTransfer: call:",
+                "no parameter `bogus_init`",
+            ),
+            (
+                "consumer.py:12: MooncakeBundleTransfer: call:",
+                "no parameter `bad_b`",
+            ),
+            (
+                "consumer.py:16: MooncakeBundleTransfer.put: call:",
+                "no parameter `bad_c`",
+            ),
+        ],
+    );
 }
 
 /// `from module import *` fails with what it is (not "undeclared `*`"), and the declared
@@ -322,23 +357,16 @@ t = MooncakeBundleTransfer(None)
 t.put({}, compression=True)
 export_ref(1, 2)
 ";
-    let lines = failures(text);
-    assert_eq!(lines.len(), 3, "{lines:#?}");
-    assert!(
-        lines[0].starts_with("consumer.py:1: *: star import: expected named imports"),
-        "{}",
-        lines[0]
-    );
-    assert!(lines[1].starts_with("consumer.py:3: MooncakeBundleTransfer.put: call:"));
-    assert!(
-        lines[1].ends_with("no parameter `compression`"),
-        "{}",
-        lines[1]
-    );
-    assert!(
-        lines[2].starts_with("consumer.py:4: export_ref: call:"),
-        "{}",
-        lines[2]
+    assert_failures(
+        text,
+        &[
+            ("consumer.py:1: *: star import: expected named imports", ""),
+            (
+                "consumer.py:3: MooncakeBundleTransfer.put: call:",
+                "no parameter `compression`",
+            ),
+            ("consumer.py:4: export_ref: call:", ""),
+        ],
     );
 }
 
@@ -361,20 +389,18 @@ q = partial(MooncakeBundleTransfer.get, t, type=\"dict\")
 r = partial(sos.export_ref, 1, 2)
 ok = partial(t.put, type=\"dict\")
 ";
-    let lines = failures(text);
-    let expect = [
-        ("consumer.py:6: not_there: undeclared:", "found a call"),
-        ("consumer.py:8: export_ref: call:", "takes at most 1"),
-        (
-            "consumer.py:10: MooncakeBundleTransfer.put: call:",
-            "no parameter `compression`",
-        ),
-        ("consumer.py:12: export_ref: call:", "takes at most 1"),
-    ];
-    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
-    for (line, (start, end)) in lines.iter().zip(expect) {
-        assert!(line.starts_with(start) && line.ends_with(end), "{line}");
-    }
+    assert_failures(
+        text,
+        &[
+            ("consumer.py:6: not_there: undeclared:", "found a call"),
+            ("consumer.py:8: export_ref: call:", "takes at most 1"),
+            (
+                "consumer.py:10: MooncakeBundleTransfer.put: call:",
+                "no parameter `compression`",
+            ),
+            ("consumer.py:12: export_ref: call:", "takes at most 1"),
+        ],
+    );
 }
 
 /// An instance reached through `with ... as`, a conditional expression, `getattr(x, "m")`,
@@ -393,47 +419,31 @@ c.put({}, typo4=1)
 (e := M(None)).put({}, typo5=1)
 d.put({}, fine=1)
 ";
-    let lines = failures(text);
-    assert_eq!(lines.len(), 5, "{lines:#?}");
-    for (line, (at, typo)) in lines.iter().zip([(4, 1), (6, 2), (7, 3), (9, 4), (10, 5)]) {
-        assert!(
-            line.starts_with(&format!(
-                "consumer.py:{at}: MooncakeBundleTransfer.put: call:"
-            )) && line.ends_with(&format!("no parameter `typo{typo}`")),
-            "{line}"
-        );
-    }
+    let expect: Vec<(String, String)> = [(4, 1), (6, 2), (7, 3), (9, 4), (10, 5)]
+        .into_iter()
+        .map(|(at, typo)| {
+            (
+                format!("consumer.py:{at}: MooncakeBundleTransfer.put: call:"),
+                format!("no parameter `typo{typo}`"),
+            )
+        })
+        .collect();
+    assert_failures(text, &expect);
 }
 
 /// 5,000 `d["k"] = ...` and 5,000 `s.setup(d)`: each call used to work `d` out again, in each
 /// of the walk's passes (21 s); one search serves the file.
 #[test]
 fn many_setup_calls_on_one_dict_stay_linear() {
-    let mut text = String::from(
-        "from mooncake.store import MooncakeDistributedStore\ns = MooncakeDistributedStore()\nd = {}\n",
+    let writes: String = (0..5000)
+        .map(|i| format!("d[\"protocol\"] = {i}\n"))
+        .collect();
+    let text = format!(
+        "{STORE}d = {{}}\n{writes}d[\"bogus\"] = 1\n{}",
+        "s.setup(d)\n".repeat(5000)
     );
-    for i in 0..5000 {
-        text.push_str(&format!("d[\"protocol\"] = {i}\n"));
-    }
-    text.push_str("d[\"bogus\"] = 1\n");
-    for _ in 0..5000 {
-        text.push_str("s.setup(d)\n");
-    }
-    let started = std::time::Instant::now();
-    let lines = failures(&text);
-    assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
-    assert_eq!(lines.len(), 5000, "one failure per call");
-    assert!(lines[0].ends_with("found \"bogus\""), "{}", lines[0]);
-}
-
-fn run_in(module: &str, text: &str) -> ConsumerReport {
-    let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
-    let file = ConsumerFile {
-        source,
-        module: module.into(),
-        named: true,
-    };
-    check(&api(), &[file], &[]).unwrap()
+    // One failure per call.
+    assert_bogus_found_in_time(&text, 8, 5000);
 }
 
 #[test]
@@ -445,11 +455,7 @@ fn parameters_named_like_roles_are_not_native() {
         "def tune(store, config):\n    store.set_timeout(30)\n    return config.hidden_size\n",
     );
     assert!(report.ok(), "{:?}", report.failure_lines());
-    assert!(
-        report.files[0].native.is_empty(),
-        "{:?}",
-        report.files[0].native
-    );
+    assert_no_native(&report);
 }
 
 #[test]
@@ -461,21 +467,13 @@ fn relative_imports_are_the_consumers_package() {
          s = MooncakeDistributedStore()\ns.put_parts(1)\n",
     );
     assert!(report.ok(), "{:?}", report.failure_lines());
-    assert!(
-        report.files[0].native.is_empty(),
-        "{:?}",
-        report.files[0].native
-    );
+    assert_no_native(&report);
     // The package's `__init__` resolves `.x` inside the package itself.
     let report = run_in(
         "app.__init__",
         "from .store import MooncakeDistributedStore\n",
     );
-    assert!(
-        report.files[0].native.is_empty(),
-        "{:?}",
-        report.files[0].native
-    );
+    assert_no_native(&report);
 }
 
 #[test]

@@ -1,24 +1,7 @@
 //! Literal arguments against api.toml's domains, on small consumers: each finding line exact.
 
-use crate::consumer::{ConsumerFile, check};
-use crate::source::ModuleSource;
-use mooncake_sos_contract::model::{Api, SymbolKind};
-
-const API: &str = include_str!("../../../api.toml");
-
-fn api() -> Api {
-    mooncake_sos_contract::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
-}
-
-fn failures(text: &str) -> Vec<String> {
-    let source = ModuleSource::from_bytes("consumer.py", text.as_bytes().to_vec()).unwrap();
-    let file = ConsumerFile {
-        source,
-        module: "consumer".into(),
-        named: true,
-    };
-    check(&api(), &[file], &[]).unwrap().failure_lines()
-}
+use crate::consumer::tests::{api, failures};
+use mooncake_sos_contract::model::SymbolKind;
 
 const HEAD: &str = "from functools import partial
 from mooncake.store import MooncakeDistributedStore

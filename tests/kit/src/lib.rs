@@ -10,7 +10,7 @@ mod wheels;
 pub use file_server::FileServer;
 pub use sandbox::{Files, Sandbox, copy_tree};
 pub use simple_index::SimpleIndex;
-pub use wheels::{DIST, MODULE_MEMBER, module_of, wheel, wheel_member, wheels_dir};
+pub use wheels::{DIST, MODULE_MEMBER, module_of, wheel, wheel_in, wheel_member, wheels_dir};
 
 use std::path::{Path, PathBuf};
 

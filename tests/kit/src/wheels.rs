@@ -9,9 +9,9 @@ pub const DIST: &str = "mooncake-transfer-engine-non-cuda";
 /// The upstream module inside those wheels.
 pub const MODULE_MEMBER: &str = "mooncake/structured_object_store.py";
 
-/// `$MC_TEST_WHEELS`: the mooncake wheels plus numpy and msgpack, for offline installs.
-pub fn wheels_dir() -> PathBuf {
-    let dir = env_path("MC_TEST_WHEELS");
+/// The directory in environment variable `name`.
+fn env_dir(name: &str) -> PathBuf {
+    let dir = env_path(name);
     assert!(
         dir.is_dir(),
         "{} is not a directory: {SETUP_HINT}",
@@ -20,18 +20,30 @@ pub fn wheels_dir() -> PathBuf {
     dir
 }
 
-/// The local wheel of `DIST==version`.
-pub fn wheel(version: &str) -> PathBuf {
-    let prefix = format!("{}-{version}-", DIST.replace('-', "_"));
-    std::fs::read_dir(wheels_dir())
-        .expect("read MC_TEST_WHEELS")
+/// `$MC_TEST_WHEELS`: the mooncake wheels plus numpy and msgpack, for offline installs.
+pub fn wheels_dir() -> PathBuf {
+    env_dir("MC_TEST_WHEELS")
+}
+
+/// A `<prefix>*.whl` in the directory of environment variable `var`.
+pub fn wheel_in(var: &str, prefix: &str) -> PathBuf {
+    std::fs::read_dir(env_dir(var))
+        .unwrap_or_else(|e| panic!("read {var}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".whl"))
         })
-        .unwrap_or_else(|| panic!("no {prefix}*.whl in MC_TEST_WHEELS: {SETUP_HINT}"))
+        .unwrap_or_else(|| panic!("no {prefix}*.whl in {var}: {SETUP_HINT}"))
+}
+
+/// The local wheel of `DIST==version`.
+pub fn wheel(version: &str) -> PathBuf {
+    wheel_in(
+        "MC_TEST_WHEELS",
+        &format!("{}-{version}-", DIST.replace('-', "_")),
+    )
 }
 
 /// One file of a wheel, by its path in the archive.

@@ -1,13 +1,13 @@
 //! What the docker tests feed the recipes: the manifest's facts, module files out of the real
 //! release wheels, the overlay download served on 127.0.0.1, and regenerated repositories.
 
-use super::Build;
+use super::{Build, Failure, LocalIndex};
 use crate::repo_root;
 use mooncake_sos_codegen::{render, sync};
 use mooncake_sos_contract::diag::Source;
 use mooncake_sos_contract::load_str;
 use mooncake_sos_contract::model::Api;
-use mooncake_sos_testkit::{FileServer, wheel};
+use mooncake_sos_testkit::{FileServer, env_path, wheel, wheels_dir};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -44,8 +44,56 @@ pub fn shim_ok(api: &Api) -> String {
     )
 }
 
+/// The build arg that tells the check step the builder has no GPU driver.
+pub const BUILDER_HAS_NO_DRIVER: (&str, &str) = ("MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER", "1");
+
+/// Lines of a build log in the order they must appear.
+pub fn assert_in_order(log: &str, lines: &[&str]) {
+    let mut at = 0;
+    for line in lines {
+        match log[at..].find(line) {
+            Some(i) => at += i + line.len(),
+            None => panic!("{line:?} not found (in this order) in:\n{log}"),
+        }
+    }
+}
+
+/// The build failed at the generated check step (not at the layer's own step).
+pub fn assert_check_step(f: &Failure) {
+    assert!(
+        f.instruction.starts_with("RUN set -eu;") && f.instruction.contains("say() {"),
+        "not the check step: {f}"
+    );
+}
+
+/// A build on a builder with neither a GPU driver nor its stub: the check step refuses it,
+/// having checked nothing.
+pub fn assert_refused_without_a_driver(f: &Failure) {
+    assert_check_step(f);
+    f.assert_says(&no_driver_refusal());
+    f.assert_never_says("ok: ");
+}
+
+/// The same build with BUILDER_HAS_NO_DRIVER: it passes without loading the native core, and
+/// says that it did not prove `api`'s native requirements, nor `more_not_proved` after them.
+pub fn assert_passed_without_the_core(log: &str, api: &Api, more_not_proved: &str) {
+    assert_in_order(
+        log,
+        &[
+            &no_driver_not_loading(),
+            "every check of the shim that needs no native core passed",
+            &format!(
+                "mooncake-sos check: passed, WITHOUT loading the native core; not proved: that \
+                 it loads, nor the {} native requirement(s) api.toml lists{more_not_proved}",
+                api.native.len()
+            ),
+        ],
+    );
+    assert!(!log.contains(&shim_ok(api)), "{log}");
+}
+
 /// The check step's refusal on a builder with neither a GPU driver nor its stub.
-pub fn no_driver_refusal() -> String {
+fn no_driver_refusal() -> String {
     format!(
         "mooncake-sos check: error: {NO_DRIVER} and there is no driver stub at \
          /usr/local/cuda/lib64/stubs/libcuda.so, so the native core cannot be loaded. Build \
@@ -55,7 +103,7 @@ pub fn no_driver_refusal() -> String {
 }
 
 /// The check step's line when the build says the builder has no driver: no core loaded.
-pub fn no_driver_not_loading() -> String {
+fn no_driver_not_loading() -> String {
     format!(
         "mooncake-sos check: {NO_DRIVER} and there is no driver stub at \
          /usr/local/cuda/lib64/stubs/libcuda.so; MOONCAKE_SOS_BUILDER_HAS_NO_DRIVER=1: NOT \
@@ -99,8 +147,13 @@ pub fn wheel_python_files(version: &str) -> BTreeMap<String, Vec<u8>> {
 
 /// A PEP 503 index on 127.0.0.1 of the CUDA 13 release wheels (MC_TEST_CORE_WHEELS: the
 /// cuda13 0.3.11.post1 and 0.3.12.post1 wheels and the CUDA 13 runtime), what a pin installs.
-pub fn core_wheels_index() -> super::LocalIndex {
-    super::LocalIndex::start(&[&mooncake_sos_testkit::env_path("MC_TEST_CORE_WHEELS")])
+pub fn core_wheels_index() -> LocalIndex {
+    LocalIndex::start(&[&env_path("MC_TEST_CORE_WHEELS")])
+}
+
+/// A PEP 503 index on 127.0.0.1 of MC_TEST_WHEELS (the non-cuda releases), what a fill installs.
+pub fn wheels_index() -> LocalIndex {
+    LocalIndex::start(&[&wheels_dir()])
 }
 
 /// The structured_object_store.py of the non-cuda wheel of `version`.
@@ -115,13 +168,11 @@ pub fn module_of_release(version: &str) -> Vec<u8> {
 /// pinned file itself is not on disk), with `args` besides.
 pub fn overlay(api: &Api, context: &Path, module: &[u8], args: &[(&str, &str)]) -> OverlayRun {
     let server = FileServer::start(HashMap::from([(pinned_path(api), module.to_vec())]));
-    let mut build = Build::cuda()
+    let build = Build::cuda()
         .context(context)
         .arg("MOONCAKE_SOS_BASE_URL", &server.base_url)
-        .arg("MOONCAKE_SOS_SHA256", &sha256_hex(module));
-    for (k, v) in args {
-        build = build.arg(k, v);
-    }
+        .arg("MOONCAKE_SOS_SHA256", &sha256_hex(module))
+        .args(args);
     OverlayRun {
         built: build.run(),
         server,
@@ -204,6 +255,14 @@ pub fn regenerated_repo(manifest: &str) -> tempfile::TempDir {
         .unwrap_or_else(|d| panic!("{d}"));
     sync::apply(dir.path(), &changes).expect("write the regenerated files");
     dir
+}
+
+/// The check step's log from its smoke on.
+pub fn from_the_smoke(log: &str) -> &str {
+    let smoke = log
+        .find("mooncake-sos check: smoke: the consumer's scenarios")
+        .unwrap_or_else(|| panic!("no smoke in the check step:\n{log}"));
+    &log[smoke..]
 }
 
 /// What the check step's smoke ran, from its per-scenario lines in `log` (from the smoke on):

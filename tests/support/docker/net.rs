@@ -3,7 +3,7 @@
 //! topologies: a private bridge network (each container its own address) or the host's
 //! loopback (`--network host`, everything on 127.0.0.1, the same programs side by side).
 
-use super::{docker, unique};
+use super::{docker, docker_quietly, unique};
 use crate::{free_port, repo_root};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -26,9 +26,7 @@ impl Network {
 
 impl Drop for Network {
     fn drop(&mut self) {
-        let _ = Command::new("docker")
-            .args(["network", "rm", &self.name])
-            .output();
+        docker_quietly(&["network", "rm", &self.name]);
     }
 }
 
@@ -87,9 +85,7 @@ impl Container {
 
 impl Drop for Container {
     fn drop(&mut self) {
-        let _ = Command::new("docker")
-            .args(["rm", "-f", &self.name])
-            .output();
+        docker_quietly(&["rm", "-f", &self.name]);
     }
 }
 
