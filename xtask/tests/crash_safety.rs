@@ -158,6 +158,15 @@ fn measure(sb: &Sandbox, v: &Versions) -> Duration {
     times[times.len() / 2]
 }
 
+/// What the kill and the swap tests start from: a sandbox whose two manifests' outputs are
+/// known, and how long a whole regen takes there.
+fn measured_sandbox() -> (Sandbox, Versions, Duration) {
+    let sb = Sandbox::new();
+    let v = Versions::of(&sb);
+    let took = measure(&sb, &v);
+    (sb, v, took)
+}
+
 /// Where to aim the kills. A quarter land anywhere in 1.2x a whole run; the rest inside the
 /// span still believed to hold the writes, which narrows as kills land before them (nothing
 /// new yet) or after them (everything new). Run times vary with load, so a span that
@@ -222,9 +231,7 @@ impl Tally {
 
 #[test]
 fn sigkill_at_random_moments_never_tears_an_output() {
-    let sb = Sandbox::new();
-    let v = Versions::of(&sb);
-    let took = measure(&sb, &v);
+    let (sb, v, took) = measured_sandbox();
     let mut rng = Rng::from_env();
     let mut window = KillWindow::new(took);
     let mut tally = Tally::default();
@@ -334,9 +341,7 @@ fn a_staging_file_left_by_a_killed_regen_is_ignored_by_check_and_removed_by_rege
 
 #[test]
 fn concurrent_regens_with_the_manifest_swapped_under_them_stay_consistent() {
-    let sb = Sandbox::new();
-    let v = Versions::of(&sb);
-    let took = measure(&sb, &v);
+    let (sb, v, took) = measured_sandbox();
     let mut rng = Rng::from_env();
     let (mut ended_current, mut ended_stale) = (0, 0);
     for round in 0..CONCURRENT_ROUNDS {

@@ -1,7 +1,7 @@
 //! `cargo xtask adopt` on sandbox copies, with watch's verdicts from the loopback index of
 //! the real wheels (watch.rs's online run and its cache).
 
-use crate::common::{RegenIn, Sandbox};
+use crate::common::{NothingWritten, RegenIn, Sandbox};
 use crate::watch::{command, online};
 
 fn adopt(sandbox: &Sandbox, args: &[&str], offline: bool) -> crate::common::Run {
@@ -17,45 +17,33 @@ fn adopt(sandbox: &Sandbox, args: &[&str], offline: bool) -> crate::common::Run 
 #[test]
 fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
     let sandbox = Sandbox::new();
-    let before = sandbox.snapshot();
-    let run = adopt(&sandbox, &["--image", "cuda", "--strategy", "check"], true);
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.stdout.starts_with("adopt: refused: image `cuda` -> check: the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"),
-        "{run:?}"
-    );
+    let refused = |code: i32, args: &[&str]| {
+        sandbox.run_writing_nothing(code, || adopt(&sandbox, args, true))
+    };
+    let run = refused(1, &["--image", "cuda", "--strategy", "check"]);
+    run.assert_stdout(|o| o.starts_with("adopt: refused: image `cuda` -> check: the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"));
     assert!(
         run.stdout.trim_end().ends_with("; nothing written"),
         "{run:?}"
     );
-    let run = adopt(
-        &sandbox,
-        &[
-            "--image",
-            "cuda",
-            "--strategy",
-            "pin",
-            "--version",
-            "0.3.14",
-        ],
-        true,
-    );
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let pin_0_3_14 = [
+        "--image",
+        "cuda",
+        "--strategy",
+        "pin",
+        "--version",
+        "0.3.14",
+    ];
+    let run = refused(1, &pin_0_3_14);
     run.assert_stdout_has("-> pin: mooncake-transfer-engine-cuda13 0.3.14 its module uses what api.toml does not declare");
-    let run = adopt(&sandbox, &["--image", "rocm", "--strategy", "pin"], true);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let run = refused(1, &["--image", "rocm", "--strategy", "pin"]);
     assert_eq!(
         run.stdout,
         "adopt: refused: watch proposes no release to pin image `rocm`; name one with --version; nothing written\n",
         "{run:?}"
     );
-    let run = adopt(&sandbox, &["--image", "gpu", "--strategy", "check"], true);
-    assert_eq!(run.code, Some(2), "{run:?}");
+    let run = refused(2, &["--image", "gpu", "--strategy", "check"]);
     run.assert_stderr_has("error: no [image.gpu]");
-    assert!(
-        sandbox.snapshot() == before,
-        "a refused adopt wrote something"
-    );
 }
 
 #[test]
@@ -115,11 +103,9 @@ fn the_cuda_image_moves_from_pin_to_overlay_and_back_and_regen_check_is_clean() 
 #[test]
 fn a_strategy_adopt_does_not_take_is_a_usage_error() {
     let sandbox = Sandbox::new();
-    let before = sandbox.snapshot();
     for strategy in ["fill", "Pin", "copy"] {
-        let run = adopt(&sandbox, &["--image", "cuda", "--strategy", strategy], true);
-        assert_eq!(run.code, Some(2), "{run:?}");
+        let args = ["--image", "cuda", "--strategy", strategy];
+        let run = sandbox.run_writing_nothing(2, || adopt(&sandbox, &args, true));
         run.assert_stderr_has("expected one of: overlay, pin, check");
     }
-    assert!(sandbox.snapshot() == before, "adopt wrote something");
 }

@@ -1,26 +1,32 @@
 //! `cargo xtask bump`: verify first, then move exactly the two pin lines of api.toml and
 //! regenerate; `--fetch` through a local HTTP server on 127.0.0.1.
 
-use crate::common::{Sandbox, xtask};
+use crate::common::{NothingWritten, Run, Sandbox, xtask, xtask_in};
 use mooncake_sos_testkit::{FileServer, module_of};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// Tag v0.3.12.post1, whose module is the one in the 0.3.12.post1 wheel.
 const COMMIT: &str = "6041a609a8c3af35e778f70db344f145c2914980";
 const SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
 const RAW_PATH: &str = "/kvcache-ai/Mooncake/6041a609a8c3af35e778f70db344f145c2914980/mooncake-wheel/mooncake/structured_object_store.py";
 
-/// `xtask bump --manifest M --commit C --module FILE`.
-fn bump(manifest: &std::path::Path, commit: &str, module: &std::path::Path) -> crate::common::Run {
-    let (m, f) = (manifest.to_str().unwrap(), module.to_str().unwrap());
-    xtask(
-        &["bump", "--manifest", m, "--commit", commit, "--module", f],
-        &[],
-    )
+/// `xtask bump --manifest <repo>/api.toml --commit C --module FILE`.
+fn bump(repo: &Sandbox, commit: &str, module: &Path) -> Run {
+    let module = module.to_str().unwrap();
+    xtask_in(repo, &["bump", "--commit", commit, "--module", module])
+}
+
+/// `bump --commit C` on the module of release `version`, in a fresh sandbox: it must exit
+/// `code` and write nothing.
+fn bump_refused(commit: &str, version: &str, code: i32) -> Run {
+    let repo = Sandbox::new();
+    let module = module_of(version, repo.root());
+    repo.run_writing_nothing(code, || bump(&repo, commit, &module))
 }
 
 /// `xtask COMMAND --manifest M --fetch --raw-base-url URL --cache-dir DIR [EXTRA...]`.
-fn fetching(command: &str, m: &str, url: &str, cache: &str, extra: &[&str]) -> crate::common::Run {
+fn fetching(command: &str, m: &str, url: &str, cache: &str, extra: &[&str]) -> Run {
     let mut args = vec![command, "--manifest", m];
     args.extend(["--fetch", "--raw-base-url", url, "--cache-dir", cache]);
     args.extend_from_slice(extra);
@@ -53,14 +59,12 @@ fn assert_pinned_to_0_3_12(before: &str, after: &str) {
 #[test]
 fn bump_moves_only_the_pin_lines_and_regenerates() {
     let repo = Sandbox::new();
-    let manifest = repo.manifest();
-    let m = manifest.to_str().unwrap();
-    let before = std::fs::read_to_string(&manifest).unwrap();
+    let before = repo.read("api.toml");
     let module = module_of("0.3.12.post1", repo.root());
-    let run = bump(&manifest, COMMIT, &module);
+    let run = bump(&repo, COMMIT, &module);
     assert_eq!(run.code, Some(0), "{run:?}");
     run.assert_stdout_has("upstream pin 4dbe5a4c -> 6041a609");
-    assert_pinned_to_0_3_12(&before, &std::fs::read_to_string(&manifest).unwrap());
+    assert_pinned_to_0_3_12(&before, &repo.read("api.toml"));
 
     let shim =
         std::fs::read_to_string(repo.root().join("generated/python/mooncake_sos.py")).unwrap();
@@ -68,49 +72,25 @@ fn bump_moves_only_the_pin_lines_and_regenerates() {
         shim.contains(&format!("UPSTREAM_COMMIT = \"{COMMIT}\"")),
         "the shim was regenerated"
     );
-    let check = xtask(&["regen", "--check", "--manifest", m], &[]);
+    let check = xtask_in(&repo, &["regen", "--check"]);
     assert_eq!(check.code, Some(0), "{check:?}");
     // The new pin is the file: --sha256 now passes.
-    let run = xtask(
-        &[
-            "verify",
-            "--manifest",
-            m,
-            "--module",
-            module.to_str().unwrap(),
-            "--sha256",
-        ],
-        &[],
-    );
+    let m = module.to_str().unwrap();
+    let run = xtask_in(&repo, &["verify", "--module", m, "--sha256"]);
     assert_eq!(run.code, Some(0), "{run:?}");
 }
 
 #[test]
 fn bump_refuses_a_module_without_the_api_and_writes_nothing() {
-    let repo = Sandbox::new();
-    let module = module_of("0.3.11.post1", repo.root());
-    let m = repo.manifest();
-    let before = repo.snapshot();
-    let run = bump(&m, COMMIT, &module);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let run = bump_refused(COMMIT, "0.3.11.post1", 1);
     run.assert_stdout_has("FieldSchema: missing: expected dataclass, found nothing");
     run.assert_refused("bump");
-    assert!(
-        repo.snapshot() == before,
-        "bump wrote something although it refused"
-    );
 }
 
 #[test]
 fn bump_rejects_a_malformed_commit() {
-    let repo = Sandbox::new();
-    let module = module_of("0.3.12.post1", repo.root());
-    let m = repo.manifest();
-    let before = repo.snapshot();
-    let run = bump(&m, "6041a60", &module);
-    assert_eq!(run.code, Some(2), "{run:?}");
+    let run = bump_refused("6041a60", "0.3.12.post1", 2);
     run.assert_stderr_has("expected 40 lowercase hex digits");
-    assert!(repo.snapshot() == before);
 }
 
 #[test]
@@ -150,7 +130,7 @@ fn fetch_downloads_checks_and_caches_the_pinned_module() {
     let run = fetching("verify", m, &liar.base_url, f, &[]);
     assert_eq!(run.code, Some(2), "{run:?}");
     let want = format!("{}{RAW_PATH}: error: sha256 is 41ba64e6", liar.base_url);
-    assert!(run.stderr.starts_with(&want), "{run:?}");
+    run.assert_stderr(|e| e.starts_with(&want));
     assert!(!fresh.exists(), "a file with the wrong hash was cached");
 
     // A missing file is a located error too.
@@ -188,26 +168,17 @@ fn fetch_checks_the_file_set_at_the_new_commit_before_writing() {
         )
     };
     // The file at the new commit is not the one declared: refused, nothing written.
-    let before = repo.snapshot();
     let liar = FileServer::start(HashMap::from([
         (RAW_PATH.to_owned(), module.clone()),
         (FILE_PATH.to_owned(), b"something else\n".to_vec()),
     ]));
-    let run = bump(&liar.base_url);
-    assert_eq!(run.code, Some(2), "{run:?}");
+    let run = repo.run_writing_nothing(2, || bump(&liar.base_url));
     assert_eq!(run.stdout, "", "{run:?}");
     let want = format!("{}{FILE_PATH}: error: sha256 is ", liar.base_url);
-    assert!(run.stderr.starts_with(&want), "{run:?}");
-    assert!(
-        run.stderr.contains(&format!(
-            "expected {sha} ([[upstream.file]] mooncake-wheel/mooncake/_partial_read.py in api.toml)"
-        )),
-        "{run:?}"
-    );
-    assert!(
-        repo.snapshot() == before,
-        "bump wrote something although it refused"
-    );
+    run.assert_stderr(|e| e.starts_with(&want));
+    run.assert_stderr_has(&format!(
+        "expected {sha} ([[upstream.file]] mooncake-wheel/mooncake/_partial_read.py in api.toml)"
+    ));
     // The declared file: the pin moves.
     let server = FileServer::start(HashMap::from([
         (RAW_PATH.to_owned(), module),

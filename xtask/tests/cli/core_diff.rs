@@ -1,7 +1,7 @@
 //! `cargo xtask core --diff OLD NEW` end to end: the real cuda13 records (the README's worked
 //! example), and a doctored copy of 0.3.11.post1 whose every change the report must name.
 
-use crate::common::{repo_root, xtask};
+use crate::common::{lone_file, repo_root, write_file, xtask};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -25,8 +25,11 @@ fn doctored(dir: &Path) -> String {
     let modules = core["modules"].as_object_mut().unwrap();
     modules.remove("mooncake.ep_2_9_1").unwrap();
     modules.insert("mooncake.extra".into(), json!("python"));
-    let path = dir.join("doctored.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&core).unwrap()).unwrap();
+    let path = write_file(
+        dir,
+        "doctored.json",
+        serde_json::to_string_pretty(&core).unwrap(),
+    );
     path.display().to_string()
 }
 
@@ -91,14 +94,11 @@ added:
 
 #[test]
 fn the_diff_refuses_a_record_that_is_not_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, "{\"format\": 3,\n  \"wheel\": 3}").unwrap();
-    let bad = bad.display().to_string();
+    let (_dir, bad) = lone_file("bad.json", "{\"format\": 3,\n  \"wheel\": 3}");
     let run = xtask(&["core", "--diff", OLD, &bad], &[]);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(run.stdout, "");
-    assert!(run.stderr.starts_with(&format!("{bad}:2:")), "{run:?}");
+    run.assert_stderr(|e| e.starts_with(&format!("{bad}:2:")));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! of the CUDA image's core and its drift check, the offline image check, and `matrix --core`.
 
 use crate::common::cores::{cuda13_libs, cuda13_wheel, reader};
-use crate::common::{Sandbox, repo_root, xtask};
+use crate::common::{Sandbox, repo_root, xtask, xtask_on_releases};
 use mooncake_sos_contract::load_str;
 use mooncake_sos_native::read::Origin;
 use mooncake_sos_native::table::ModuleNeeds;
@@ -21,13 +21,8 @@ fn members<'a>(surface: &'a Value, class: &str) -> &'a serde_json::Map<String, V
 
 #[test]
 fn three_releases_show_where_replicate_config_changed() {
-    let wheels: Vec<String> = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"]
-        .iter()
-        .map(|v| wheel(v).display().to_string())
-        .collect();
-    let mut args = vec!["core", "--json"];
-    args.extend(wheels.iter().map(String::as_str));
-    let run = xtask(&args, &[]);
+    let releases = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"];
+    let run = xtask_on_releases(&["core", "--json"], &releases);
     assert_eq!(run.code, Some(0), "{run:?}");
     // Object defaults are printed without their address: the output is the same every run.
     assert!(!run.stdout.contains(" at 0x"), "{run:?}");

@@ -166,15 +166,8 @@ end += struct.pack("<IIQI", 0x07064b50, 0, eocd64, 1)
 end += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
 open(sys.argv[1], "wb").write(local + data + central + end)
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script, path.to_str().unwrap()])
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let made = run(Command::new("python3").args(["-c", script, path.to_str().unwrap()]));
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! file in place under its flock, as crash_safety.rs does) keeps them waiting, and an edit
 //! made meanwhile makes them refuse instead of overwriting it.
 
-use crate::common::{Run, Sandbox, XTASK, repo_root};
+use crate::common::{FIRST_RELEASE, Run, Sandbox, XTASK, repo_root, stale_verdict};
 use mooncake_sos_testkit::{module_of, wheels_dir};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -52,35 +52,13 @@ fn run_while_locked(sb: &Sandbox, args: &[&str], meanwhile: Option<&str>) -> Run
     Run::from(child.wait_with_output().unwrap())
 }
 
-/// A sandbox whose api.toml records 0.3.13.post1 as the first release (outputs current),
-/// so `matrix --record` over the real wheels has 0.3.12.post1 to write.
-fn stale_verdict() -> Sandbox {
-    let sb = Sandbox::new();
-    sb.edit(
-        "api.toml",
-        "first_release = \"0.3.12.post1\"",
-        "first_release = \"0.3.13.post1\"",
-    );
-    let regen = Command::new(XTASK)
-        .args(["regen", "--manifest"])
-        .arg(sb.manifest())
-        .output()
-        .unwrap();
-    assert!(regen.status.success(), "{:?}", Run::from(regen));
-    sb
-}
-
 #[test]
 fn matrix_record_waits_for_the_lock_then_writes() {
     let sb = stale_verdict();
     let wheels = wheels_dir();
     let run = run_while_locked(&sb, &["matrix", "--record", wheels.to_str().unwrap()], None);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        sb.read("api.toml")
-            .contains("first_release = \"0.3.12.post1\""),
-        "{run:?}"
-    );
+    assert!(sb.read("api.toml").contains(FIRST_RELEASE), "{run:?}");
 }
 
 #[test]

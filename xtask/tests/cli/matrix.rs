@@ -1,7 +1,8 @@
 //! `cargo xtask matrix`: the real wheels of three releases × the declared API, and the drop
 //! condition's verdict.
 
-use crate::common::{Sandbox, xtask};
+use crate::common::{FIRST_RELEASE, STALE_FIRST_RELEASE, stale_verdict};
+use crate::common::{lone_file, xtask, xtask_in, xtask_on_releases};
 use mooncake_sos_testkit::{wheel, wheels_dir};
 
 const RELEASES: [&str; 3] = ["0.3.11.post1", "0.3.12.post1", "0.3.13.post1"];
@@ -38,14 +39,9 @@ fn markdown_table_over_the_wheel_cache_names_0_3_12_first() {
 
 #[test]
 fn json_lists_every_release_in_version_order_whatever_the_argument_order() {
-    let wheels: Vec<String> = RELEASES
-        .iter()
-        .rev()
-        .map(|v| wheel(v).display().to_string())
-        .collect();
-    let mut args = vec!["matrix", "--json"];
-    args.extend(wheels.iter().map(String::as_str));
-    let run = xtask(&args, &[]);
+    let mut releases = RELEASES;
+    releases.reverse();
+    let run = xtask_on_releases(&["matrix", "--json"], &releases);
     assert_eq!(run.code, Some(0), "{run:?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
     let versions: Vec<&str> = v["releases"]
@@ -90,47 +86,29 @@ fn no_release_with_the_whole_api_exits_1() {
 
 #[test]
 fn record_writes_the_verdict_into_the_manifest_and_regenerates() {
-    let repo = Sandbox::new();
-    let manifest = repo.manifest();
-    let before = std::fs::read_to_string(&manifest).unwrap();
-    let stale = before.replace(
-        "first_release = \"0.3.12.post1\"",
-        "first_release = \"0.3.13.post1\"",
-    );
-    assert_ne!(stale, before, "api.toml records 0.3.12.post1");
-    std::fs::write(&manifest, &stale).unwrap();
-    let m = manifest.to_str().unwrap();
-    xtask(&["regen", "--manifest", m], &[]);
+    let repo = stale_verdict();
+    let stale = repo.read("api.toml");
+    let before = stale.replacen(STALE_FIRST_RELEASE, FIRST_RELEASE, 1);
+    let wheels = wheels_dir();
+    let wheels = wheels.to_str().unwrap();
 
-    let run = xtask(
-        &["matrix", "--manifest", m, wheels_dir().to_str().unwrap()],
-        &[],
-    );
+    let run = xtask_in(&repo, &["matrix", wheels]);
     assert_eq!(run.code, Some(0), "{run:?}");
     run.assert_stderr_has("api.toml records mooncake-transfer-engine-non-cuda 0.3.13.post1");
     assert_eq!(
-        std::fs::read_to_string(&manifest).unwrap(),
+        repo.read("api.toml"),
         stale,
         "without --record nothing is written"
     );
 
-    let run = xtask(
-        &[
-            "matrix",
-            "--record",
-            "--manifest",
-            m,
-            wheels_dir().to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = xtask_in(&repo, &["matrix", "--record", wheels]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(
-        std::fs::read_to_string(&manifest).unwrap(),
+        repo.read("api.toml"),
         before,
         "only the verdict line changes back"
     );
-    let check = xtask(&["regen", "--check", "--manifest", m], &[]);
+    let check = xtask_in(&repo, &["regen", "--check"]);
     assert_eq!(
         check.code,
         Some(0),
@@ -140,15 +118,9 @@ fn record_writes_the_verdict_into_the_manifest_and_regenerates() {
 
 #[test]
 fn a_file_that_is_not_a_wheel_name_exits_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let odd = dir.path().join("module.whl");
-    std::fs::write(&odd, "named like a wheel of nothing").unwrap();
-    let run = xtask(&["matrix", odd.to_str().unwrap()], &[]);
+    let (_dir, odd) = lone_file("module.whl", "named like a wheel of nothing");
+    let run = xtask(&["matrix", &odd], &[]);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(run.stdout, "");
-    assert!(
-        run.stderr
-            .starts_with(&format!("{}: error: not a wheel file name", odd.display())),
-        "{run:?}"
-    );
+    run.assert_stderr(|e| e.starts_with(&format!("{odd}: error: not a wheel file name")));
 }

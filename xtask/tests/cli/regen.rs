@@ -1,16 +1,37 @@
 //! `cargo xtask regen` end to end, on throwaway copies of the repository's own inputs.
 
-use crate::common::{RegenIn, Run, Sandbox, XTASK};
+use crate::common::{NothingWritten, RegenIn, Run, Sandbox, XTASK};
 use std::process::Command;
+
+/// `xtask ARGS` in the test's own working directory, not the repository root.
+fn xtask_here(args: &[&str]) -> Run {
+    Run::from(Command::new(XTASK).args(args).output().unwrap())
+}
+
+/// Another base tag for the CUDA image in api.toml: its Dockerfile and build.py go stale.
+fn move_base_tag(sb: &Sandbox) {
+    sb.edit(
+        "api.toml",
+        "base_tag = \"v0.5.16-cu130\"",
+        "base_tag = \"v0.5.17-cu130\"",
+    );
+}
+
+/// A sandbox with `file` edited (`from` to `to`), where regen exits 2 writing nothing and
+/// says each of `says` on stderr.
+fn refused_after_edit(file: &str, from: &str, to: &str, says: &[&str]) -> Sandbox {
+    let sb = Sandbox::new();
+    sb.edit(file, from, to);
+    let run = sb.run_writing_nothing(2, || sb.run_regen(&[]));
+    for text in says {
+        run.assert_stderr_has(text);
+    }
+    sb
+}
 
 #[test]
 fn the_repository_is_current() {
-    let run = Run::from(
-        Command::new(XTASK)
-            .args(["regen", "--check"])
-            .output()
-            .unwrap(),
-    );
+    let run = xtask_here(&["regen", "--check"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     run.assert_stdout_has("are current");
 }
@@ -32,11 +53,7 @@ fn regen_on_a_current_tree_prints_only_unchanged_and_changes_no_byte() {
 fn output_is_the_same_in_two_places_and_two_runs() {
     let (a, b) = (Sandbox::new(), Sandbox::new());
     for sb in [&a, &b] {
-        sb.edit(
-            "api.toml",
-            "base_tag = \"v0.5.16-cu130\"",
-            "base_tag = \"v0.5.17-cu130\"",
-        );
+        move_base_tag(sb);
         assert_eq!(sb.run_regen(&[]).code, Some(0));
     }
     let first = a.snapshot();
@@ -108,18 +125,12 @@ fn a_hand_edit_of_any_generated_line_fails_the_check_with_a_diff() {
 
 #[test]
 fn a_hand_edited_region_is_refused_unless_forced() {
-    let sb = Sandbox::new();
-    sb.edit(
+    let sb = refused_after_edit(
         "docker/Dockerfile",
         "ARG MOONCAKE_SOS_SHIM_DIR=/opt/mooncake-sos",
         "ARG MOONCAKE_SOS_SHIM_DIR=/srv",
+        &["docker/Dockerfile:", "edited by hand"],
     );
-    let before = sb.snapshot();
-    let run = sb.run_regen(&[]);
-    assert_eq!(run.code, Some(2), "{run:?}");
-    run.assert_stderr_has("docker/Dockerfile:");
-    run.assert_stderr_has("edited by hand");
-    assert_eq!(before, sb.snapshot(), "a refused regen wrote something");
     let check = sb.run_regen(&["--check"]);
     assert_eq!(check.code, Some(1), "{check:?}");
     assert!(
@@ -248,11 +259,7 @@ fn bad_target_files_are_located_errors_and_nothing_is_written() {
     for (what, mutate, location, message) in cases {
         let sb = Sandbox::new();
         // Make another output stale too, so a partial write would show.
-        sb.edit(
-            "api.toml",
-            "base_tag = \"v0.5.16-cu130\"",
-            "base_tag = \"v0.5.17-cu130\"",
-        );
+        move_base_tag(&sb);
         match mutate(&sb.read("docker/Dockerfile.rocm")) {
             Some(text) => sb.write("docker/Dockerfile.rocm", &text),
             None => std::fs::remove_file(sb.path("docker/Dockerfile.rocm")).unwrap(),
@@ -290,39 +297,21 @@ fn cut_region(text: &str) -> String {
 
 #[test]
 fn a_bad_manifest_exits_2_with_its_location_and_writes_nothing() {
-    let sb = Sandbox::new();
-    sb.edit(
+    refused_after_edit(
         "api.toml",
         "commit = \"4dbe5a4c194669850e9abad61172e9878b245b15\"",
         "commit = \"4dbe5a4\"",
+        &["api.toml:16:10: error: invalid commit", "\"4dbe5a4\""],
     );
-    let before = sb.snapshot();
-    let run = sb.run_regen(&[]);
-    assert_eq!(run.code, Some(2), "{run:?}");
-    run.assert_stderr_has("api.toml:16:10: error: invalid commit");
-    run.assert_stderr_has("\"4dbe5a4\"");
-    assert_eq!(before, sb.snapshot());
-    let missing = Run::from(
-        Command::new(XTASK)
-            .args(["regen", "--manifest", "/nonexistent/api.toml"])
-            .output()
-            .unwrap(),
-    );
+    let missing = xtask_here(&["regen", "--manifest", "/nonexistent/api.toml"]);
     assert_eq!(missing.code, Some(2), "{missing:?}");
-    assert!(
-        missing.stderr.contains("/nonexistent/api.toml"),
-        "{missing:?}"
-    );
+    missing.assert_stderr_has("/nonexistent/api.toml");
 }
 
 #[test]
 fn a_closed_stdout_ends_the_process_quietly_not_with_a_panic() {
     let sb = Sandbox::new();
-    sb.edit(
-        "api.toml",
-        "base_tag = \"v0.5.16-cu130\"",
-        "base_tag = \"v0.5.17-cu130\"",
-    );
+    move_base_tag(&sb);
     let mut child = Command::new(XTASK)
         .args(["regen", "--check", "--manifest"])
         .arg(sb.path("api.toml"))

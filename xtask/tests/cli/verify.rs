@@ -1,8 +1,8 @@
 //! `cargo xtask verify`: the real PyPI wheels, a real interpreter, and small synthetic
 //! modules for every kind of mismatch, each asserting the exact report line.
 
-use crate::common::{Run, repo_root, xtask};
-use mooncake_sos_testkit::{module_of, wheel};
+use crate::common::{Run, line_of, lone_file, released_module, repo_root, xtask};
+use mooncake_sos_testkit::wheel;
 use std::path::Path;
 
 fn assert_reports(edits: &[(&str, &str)], expected: impl Fn(&str, &str) -> Vec<String>) {
@@ -221,9 +221,8 @@ fn releases_0_3_12_and_0_3_13_carry_the_api() {
     assert_eq!(run.stdout.lines().count(), 1, "one summary line: {run:?}");
     run.assert_stdout_has("matches api.toml");
     // The same module as a plain file gives the same verdict.
-    let dir = tempfile::tempdir().unwrap();
-    let module = module_of("0.3.12.post1", dir.path());
-    let run = xtask(&["verify", "--module", module.to_str().unwrap()], &[]);
+    let (_dir, module) = released_module("0.3.12.post1");
+    let run = xtask(&["verify", "--module", &module], &[]);
     assert_eq!(run.code, Some(0), "as a file: {run:?}");
     // 0.3.13.post1 carries every symbol, but needs more of the native core than api.toml
     // declares (ReplicateConfig.group_ids, ...): only native-surface lines are reported.
@@ -242,10 +241,8 @@ fn releases_0_3_12_and_0_3_13_carry_the_api() {
 
 #[test]
 fn sha256_requires_the_pinned_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let module = module_of("0.3.12.post1", dir.path());
-    let m = module.to_str().unwrap();
-    let run = xtask(&["verify", "--module", m, "--sha256"], &[]);
+    let (_dir, m) = released_module("0.3.12.post1");
+    let run = xtask(&["verify", "--module", &m, "--sha256"], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let api = std::fs::read_to_string(repo_root().join("api.toml")).unwrap();
     let pinned = api
@@ -359,29 +356,18 @@ fn python_runs_the_shim_in_a_real_interpreter() {
     }
 }
 
-/// 1-based line of the first line containing `needle`.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
-        + 1
-}
-
 /// A module carrying exactly the API api.toml declares; each test breaks one thing in it.
 /// Quote style and spacing differ from api.toml on purpose (`"bundle"` vs `'bundle'`).
 const GOOD: &str = include_str!("synthetic_module.py");
 
 /// Writes `GOOD` with `edits` applied (each `from` must occur) and runs verify on it.
 fn verify_edited(edits: &[(&str, &str)]) -> (String, String, Run) {
-    let dir = tempfile::tempdir().unwrap();
     let mut text = GOOD.to_owned();
     for (from, to) in edits {
         assert!(text.contains(from), "edit {from:?} does not apply");
         text = text.replacen(from, to, 1);
     }
-    let path = dir.path().join("structured_object_store.py");
-    std::fs::write(&path, &text).unwrap();
-    let file = path.display().to_string();
+    let (_dir, file) = lone_file("structured_object_store.py", &text);
     let run = xtask(&["verify", "--module", &file], &[]);
     (file, text, run)
 }

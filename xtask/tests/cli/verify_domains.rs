@@ -4,7 +4,7 @@
 //! literal argument outside one. The real 0.3.12.post1 module, with api.toml (in a sandbox) or
 //! the module edited.
 
-use crate::common::{Run, Sandbox, xtask};
+use crate::common::{Run, Sandbox, line_of, lines_where, lone_file, xtask, xtask_in};
 use mooncake_sos_testkit::module_of;
 
 const PUT_TYPE: &str = "        type: Literal[\"dataproto\", \"dict\"] = \"dataproto\",";
@@ -12,40 +12,35 @@ const CODECS: &str = "'auto', 'ragged_tensor_dict', 'ragged_tensor', 'typed_ragg
                       'bytes_ragged', 'media_bytes', 'media_list_ragged', 'utf8_ragged', \
                       'msgpack_ragged', 'json_ragged'";
 
-/// 1-based line of the first line containing `needle`.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
-        + 1
-}
-
-/// The 0.3.12.post1 module, with `edits` made, and its text.
-fn module(dir: &std::path::Path, edits: &[(&str, &str)]) -> (String, String) {
-    let path = module_of("0.3.12.post1", dir);
+/// The 0.3.12.post1 module, with `edits` made, in a temp dir of its own (which must outlive
+/// the path): (the dir, the path, the text).
+fn module(edits: &[(&str, &str)]) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module_of("0.3.12.post1", dir.path());
     let mut text = std::fs::read_to_string(&path).unwrap();
     for (from, to) in edits {
         assert!(text.contains(from), "edit {from:?} does not apply");
         text = text.replacen(from, to, 1);
     }
     std::fs::write(&path, &text).unwrap();
-    (path.display().to_string(), text)
+    (dir, path.display().to_string(), text)
+}
+
+/// The unedited module, and a sandbox whose api.toml has [`doctor`]'s edits.
+fn doctored() -> (tempfile::TempDir, String, String, Sandbox) {
+    let (dir, m, text) = module(&[]);
+    let repo = Sandbox::new();
+    doctor(&repo);
+    (dir, m, text, repo)
 }
 
 fn verify_in(repo: &Sandbox, module: &str) -> Run {
-    let manifest = repo.manifest();
-    let m = manifest.to_str().unwrap();
-    xtask(&["verify", "--manifest", m, "--module", module], &[])
+    xtask_in(repo, &["verify", "--module", module])
 }
 
 #[test]
 fn a_manifest_domain_that_differs_from_the_modules_fails_located() {
-    let dir = tempfile::tempdir().unwrap();
-    let (m, text) = module(dir.path(), &[]);
-    let repo = Sandbox::new();
-    // put's `type` loses a value, FieldSchema.codec gains one, put's `namespace` gets a
-    // domain the module does not give it.
-    doctor(&repo);
+    let (_dir, m, text, repo) = doctored();
     let run = verify_in(&repo, &m);
     assert_eq!(run.code, Some(1), "{run:?}");
     let put = line_of(&text, PUT_TYPE);
@@ -72,7 +67,8 @@ fn a_manifest_domain_that_differs_from_the_modules_fails_located() {
     );
 }
 
-/// The doctorings of [`a_manifest_domain_that_differs_from_the_modules_fails_located`].
+/// put's `type` loses a value, FieldSchema.codec gains one, put's `namespace` gets a domain
+/// the module does not give it.
 fn doctor(repo: &Sandbox) {
     repo.edit(
         "api.toml",
@@ -93,20 +89,14 @@ fn doctor(repo: &Sandbox) {
 
 #[test]
 fn fix_writes_the_modules_domains() {
-    let dir = tempfile::tempdir().unwrap();
-    let (m, _) = module(dir.path(), &[]);
-    let repo = Sandbox::new();
-    doctor(&repo);
-    let manifest = repo.manifest();
-    let args = ["verify", "--fix", "--manifest", manifest.to_str().unwrap()];
-    let run = xtask(&[&args[..], &["--module", &m]].concat(), &[]);
+    let (_dir, m, _, repo) = doctored();
+    let run = xtask_in(&repo, &["verify", "--fix", "--module", &m]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.ends_with(
-            "verify --fix: 3 declaration change(s) written to api.toml (review the diff above)\n"
-        ),
-        "{run:?}"
-    );
+    run.assert_stdout(|o| {
+        o.ends_with(
+            "verify --fix: 3 declaration change(s) written to api.toml (review the diff above)\n",
+        )
+    });
     // The parameters' lines are api.toml's own again; the codecs are written one a line.
     let after = repo.read("api.toml");
     let shipped = std::fs::read_to_string(crate::common::repo_root().join("api.toml")).unwrap();
@@ -129,24 +119,20 @@ fn fix_writes_the_modules_domains() {
 
 #[test]
 fn a_module_whose_domains_changed_fails_located() {
-    let dir = tempfile::tempdir().unwrap();
     // get's `type` takes one more value; the encoder falls back instead of raising on an
     // unknown codec, so the codecs are no longer a closed set.
     let get_type =
         "        type: Literal[\"dataproto\", \"dict\"] = \"dataproto\",\n        fields:";
-    let (m, text) = module(
-        dir.path(),
-        &[
-            (
-                get_type,
-                "        type: Literal[\"dataproto\", \"dict\", \"tensor\"] = \"dataproto\",\n        fields:",
-            ),
-            (
-                "        raise ValueError(f\"unsupported schema codec: {codec!r}\")",
-                "        return _encode_with_fallback(path, value)",
-            ),
-        ],
-    );
+    let (_dir, m, text) = module(&[
+        (
+            get_type,
+            "        type: Literal[\"dataproto\", \"dict\", \"tensor\"] = \"dataproto\",\n        fields:",
+        ),
+        (
+            "        raise ValueError(f\"unsupported schema codec: {codec!r}\")",
+            "        return _encode_with_fallback(path, value)",
+        ),
+    ]);
     let run = xtask(&["verify", "--module", &m], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(
@@ -167,10 +153,8 @@ fn a_module_whose_domains_changed_fails_located() {
 
 #[test]
 fn a_consumers_literal_outside_a_domain_fails_at_its_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("transfer.py");
-    std::fs::write(
-        &path,
+    let (_dir, file) = lone_file(
+        "transfer.py",
         "from mooncake.store import MooncakeDistributedStore
 from mooncake.structured_object_store import FieldSchema, MooncakeBundleTransfer
 
@@ -182,17 +166,11 @@ t.get(ref, type=\"tensor\")
 t.put(value, **{\"type\": \"tensor\"})
 schemas = {\"x\": FieldSchema(\"ndarry\", nullable=False)}
 ",
-    )
-    .unwrap();
-    let file = path.display().to_string();
+    );
     let run = xtask(&["verify", "--consumer", &file], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let types = "expected one of 'dataproto', 'dict'";
-    let failures: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": expected "))
-        .collect();
+    let failures = lines_where(&run.stdout, |l| l.contains(": expected "));
     assert_eq!(
         failures,
         [
@@ -202,9 +180,7 @@ schemas = {\"x\": FieldSchema(\"ndarry\", nullable=False)}
         ],
         "{run:?}"
     );
-    assert!(
-        run.stdout
-            .ends_with("3 mismatch(es) against api.toml, 0 finding(s) against the images\n"),
-        "{run:?}"
-    );
+    run.assert_stdout(|o| {
+        o.ends_with("3 mismatch(es) against api.toml, 0 finding(s) against the images\n")
+    });
 }

@@ -3,25 +3,17 @@
 //! what needs a person refused with nothing written. On the real 0.3.13.post1 module and the
 //! real records in cores/.
 
-use crate::common::{Run, Sandbox, xtask};
+use crate::common::{NothingWritten, Run, Sandbox, xtask_in};
 use mooncake_sos_testkit::module_of;
 use std::path::Path;
 
 fn fix(repo: &Sandbox, module: &Path, extra: &[&str]) -> Run {
-    let m = repo.manifest();
-    let mut args = vec!["verify", "--fix", "--manifest", m.to_str().unwrap()];
-    args.extend(["--module", module.to_str().unwrap()]);
-    args.extend(extra);
-    xtask(&args, &[])
+    let args = ["verify", "--fix", "--module", module.to_str().unwrap()];
+    xtask_in(repo, &[&args[..], extra].concat())
 }
 
 fn verify(repo: &Sandbox, module: &Path) -> Run {
-    let m = repo.manifest();
-    let args = ["verify", "--manifest", m.to_str().unwrap()];
-    xtask(
-        &[&args[..], &["--module", module.to_str().unwrap()]].concat(),
-        &[],
-    )
+    xtask_in(repo, &["verify", "--module", module.to_str().unwrap()])
 }
 
 #[test]
@@ -40,12 +32,11 @@ fn fix_declares_what_the_0_3_13_module_uses_and_leaves_a_passing_tree() {
     run.assert_stdout_has("+object = \"MooncakeDistributedStore.is_exist\"\n+use = \"optional\"\n+overload = \"arg0: str\"\n");
     run.assert_stdout_has("+attribute = \"group_ids\"\n+instance = true\n+access = \"read-write\"\n+reason = \"structured_object_store-0.3.13.post1.py:6329, _config_with_group_id\"\n");
     run.assert_stdout_has("+module = \"mooncake._fast_copy\"\n+use = \"optional\"\n");
-    assert!(
-        run.stdout.ends_with(
-            "verify --fix: 13 declaration change(s) written to api.toml (review the diff above)\n"
-        ),
-        "{run:?}"
-    );
+    run.assert_stdout(|o| {
+        o.ends_with(
+            "verify --fix: 13 declaration change(s) written to api.toml (review the diff above)\n",
+        )
+    });
 
     let after = std::fs::read_to_string(repo.manifest()).unwrap();
     // Only declarations change: every line of before is still there in order, but the one
@@ -70,38 +61,23 @@ fn fix_declares_what_the_0_3_13_module_uses_and_leaves_a_passing_tree() {
         "{:?}",
         verify(&repo, &module)
     );
-    let m = repo.manifest();
-    let check = xtask(
-        &["regen", "--check", "--manifest", m.to_str().unwrap()],
-        &[],
-    );
+    let check = xtask_in(&repo, &["regen", "--check"]);
     assert_eq!(check.code, Some(0), "{check:?}");
     // A second run has nothing left to do.
     let again = fix(&repo, &module, &[]);
     assert_eq!(again.code, Some(0), "{again:?}");
-    assert!(
-        again.stdout.starts_with("verify --fix: nothing to fix"),
-        "{again:?}"
-    );
+    again.assert_stdout(|o| o.starts_with("verify --fix: nothing to fix"));
 }
 
 #[test]
 fn dry_run_prints_the_diff_and_writes_nothing() {
     let repo = Sandbox::new();
     let module = module_of("0.3.13.post1", repo.root());
-    let before = repo.snapshot();
-    let run = fix(&repo, &module, &["--dry-run"]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(
-        run.stdout.starts_with("--- a/api.toml\n+++ b/api.toml\n"),
-        "{run:?}"
-    );
-    assert!(
-        run.stdout
-            .ends_with("verify --fix --dry-run: 13 declaration change(s); nothing written\n"),
-        "{run:?}"
-    );
-    assert!(repo.snapshot() == before, "nothing written");
+    let run = repo.run_writing_nothing(0, || fix(&repo, &module, &["--dry-run"]));
+    run.assert_stdout(|o| o.starts_with("--- a/api.toml\n+++ b/api.toml\n"));
+    run.assert_stdout(|o| {
+        o.ends_with("verify --fix --dry-run: 13 declaration change(s); nothing written\n")
+    });
 }
 
 #[test]
@@ -112,9 +88,7 @@ fn a_use_no_images_core_serves_is_refused_with_nothing_written() {
     text.push_str("\n\ndef _needs_more(store):\n    return store.not_in_any_core(1)\n");
     std::fs::write(&module, &text).unwrap();
     let line = text.lines().count();
-    let before = repo.snapshot();
-    let run = fix(&repo, &module, &[]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let run = repo.run_writing_nothing(1, || fix(&repo, &module, &[]));
     let at = format!(
         "structured_object_store-0.3.13.post1.py:{line}: native MooncakeDistributedStore.not_in_any_core:"
     );
@@ -125,7 +99,6 @@ fn a_use_no_images_core_serves_is_refused_with_nothing_written() {
         "{run:?}"
     );
     run.assert_stdout_has("verify --fix: nothing written: ");
-    assert!(repo.snapshot() == before, "nothing written");
 }
 
 #[test]

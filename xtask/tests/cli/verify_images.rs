@@ -4,7 +4,7 @@
 //! a case needs the CUDA image on its base's 0.3.11.post1 core, the sandbox has it back on
 //! strategy overlay (`Sandbox::with_cuda_overlay`), as before the pin.
 
-use crate::common::{Run, Sandbox, xtask};
+use crate::common::{NothingWritten, Run, Sandbox, line_of, released_module, xtask, xtask_in};
 use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
 use mooncake_sos_testkit::{module_of, wheel, wheel_member};
 use std::path::PathBuf;
@@ -16,19 +16,9 @@ const GROUP_IDS: &str = "    grouped_config.group_ids = [group_id]";
 /// Upstream #3133's commit: the 0.3.13.post1 module's group_ids write.
 const COMMIT: &str = "488534c4d34e2dd0c4cc8fa5ffc8bdaedba8e3a9";
 
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
-        + 1
-}
-
-/// `xtask COMMAND --manifest <sandbox>/api.toml ARGS...`.
-fn run_in(repo: &Sandbox, args: &[&str]) -> Run {
-    let manifest = repo.manifest();
-    let mut all = vec![args[0], "--manifest", manifest.to_str().unwrap()];
-    all.extend(&args[1..]);
-    xtask(&all, &[])
+/// `xtask bump --manifest <sandbox>/api.toml --commit COMMIT --module MODULE`.
+fn bump(repo: &Sandbox, module: &str) -> Run {
+    xtask_in(repo, &["bump", "--commit", COMMIT, "--module", module])
 }
 
 /// The line verify prints when image `cuda`'s core lacks the 0.3.13 module's group_ids write.
@@ -40,10 +30,9 @@ fn group_ids_line(module: &str, line: usize) -> String {
 
 #[test]
 fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let module = module_of("0.3.13.post1", dir.path());
-    let m = module.to_str().unwrap();
-    let line = line_of(&std::fs::read_to_string(&module).unwrap(), GROUP_IDS);
+    let (_dir, m) = released_module("0.3.13.post1");
+    let m = m.as_str();
+    let line = line_of(&std::fs::read_to_string(m).unwrap(), GROUP_IDS);
     // The shipped manifest pins the CUDA image to 0.3.12.post1, whose core has group_ids: only
     // the manifest's own gaps, no image's.
     let run = xtask(&["verify", "--module", m], &[]);
@@ -53,7 +42,7 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
         "{run:?}"
     );
     let overlay = Sandbox::with_cuda_overlay();
-    let run = run_in(&overlay, &["verify", "--module", m]);
+    let run = xtask_in(&overlay, &["verify", "--module", m]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let report = run.report();
     // Beside the manifest's gap, the image's: its 0.3.11.post1 core has no group_ids. The
@@ -70,16 +59,12 @@ fn verify_names_the_image_whose_core_lacks_what_the_0_3_13_module_writes() {
     assert_eq!(image, [group_ids_line(m, line)], "{run:?}");
 
     // bump to it refuses, naming the same, and writes nothing.
-    let repo = overlay;
-    let before = repo.snapshot();
-    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let run = overlay.run_writing_nothing(1, || bump(&overlay, m));
     assert!(
         run.stdout.lines().any(|l| l == group_ids_line(m, line)),
         "{run:?}"
     );
     run.assert_refused("bump");
-    assert!(repo.snapshot() == before, "bump wrote something");
 }
 
 /// A sandbox whose api.toml declares every use the 0.3.13.post1 module makes, so that only
@@ -126,22 +111,16 @@ fn bump_refuses_a_module_an_image_core_cannot_serve_and_writes_nothing() {
     let m = module.to_str().unwrap();
     let line = line_of(&std::fs::read_to_string(&module).unwrap(), GROUP_IDS);
     // The manifest declares the module whole: only the image is left.
-    let run = run_in(&repo, &["verify", "--module", m]);
+    let run = xtask_in(&repo, &["verify", "--module", m]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(run.report(), [group_ids_line(m, line)], "{run:?}");
 
-    let before = repo.snapshot();
-    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    let run = repo.run_writing_nothing(1, || bump(&repo, m));
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines[0], group_ids_line(m, line), "{run:?}");
     assert!(
         lines.last().unwrap().starts_with("bump: refused: "),
         "{run:?}"
-    );
-    assert!(
-        repo.snapshot() == before,
-        "bump wrote something although it refused"
     );
 }
 
@@ -158,11 +137,11 @@ fn an_image_moved_to_a_core_that_serves_the_module_lets_bump_through() {
     std::fs::remove_file(repo.path(PINNED_RECORD)).unwrap();
     let module = module_of("0.3.13.post1", repo.root());
     let m = module.to_str().unwrap();
-    let run = run_in(&repo, &["verify", "--module", m]);
+    let run = xtask_in(&repo, &["verify", "--module", m]);
     assert_eq!(run.code, Some(2), "no record yet: {run:?}");
     let whl = crate::common::cores::cuda13_wheel("0.3.12.post1");
     let libs = crate::common::cores::cuda13_libs();
-    let run = run_in(
+    let run = xtask_in(
         &repo,
         &[
             "core",
@@ -179,7 +158,7 @@ fn an_image_moved_to_a_core_that_serves_the_module_lets_bump_through() {
         repo.read(PINNED_RECORD),
         std::fs::read_to_string(mooncake_sos_testkit::repo_root().join(PINNED_RECORD)).unwrap()
     );
-    let run = run_in(&repo, &["bump", "--commit", COMMIT, "--module", m]);
+    let run = bump(&repo, m);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
         repo.read("api.toml")
@@ -198,7 +177,7 @@ fn a_missing_record_stops_verify_before_any_output_naming_the_command() {
         vec!["verify", "--module", m, "--surface"],
         vec!["bump", "--commit", COMMIT, "--module", m],
     ] {
-        let run = run_in(&repo, &args);
+        let run = xtask_in(&repo, &args);
         assert_eq!(run.code, Some(2), "{run:?}");
         assert_eq!(run.stdout, "", "no partial output: {run:?}");
         let want = format!(
@@ -209,24 +188,14 @@ fn a_missing_record_stops_verify_before_any_output_naming_the_command() {
     }
     // A record of another release under that name is refused too.
     std::fs::copy(repo.path(CUDA_RECORD), repo.path(ROCM_RECORD)).unwrap();
-    let run = run_in(&repo, &["verify", "--module", m]);
+    let run = xtask_in(&repo, &["verify", "--module", m]);
     assert_eq!(run.code, Some(2), "{run:?}");
     run.assert_stderr_has("error: records mooncake-transfer-engine-cuda13 0.3.11.post1, not mooncake-transfer-engine-non-cuda 0.3.12.post1");
 }
 
 /// The CUDA 13 0.3.14 wheel, and its module.
 fn release_0_3_14() -> (PathBuf, ModuleSource) {
-    let dir = std::env::var_os("MC_TEST_OTHER_WHEELS")
-        .map(PathBuf::from)
-        .expect(mooncake_sos_testkit::SETUP_HINT);
-    let whl = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.to_string_lossy()
-                .contains("mooncake_transfer_engine_cuda13-0.3.14-")
-        })
-        .expect(mooncake_sos_testkit::SETUP_HINT);
+    let whl = crate::common::cores::cuda13_0_3_14_wheel();
     let module = ModuleSource::read_wheel(&whl, "mooncake.structured_object_store").unwrap();
     (whl, module)
 }
@@ -247,7 +216,7 @@ fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
     let cuda = "its base mooncake-transfer-engine-cuda13 0.3.11.post1, the module, or an [[upstream.file]]";
     let rocm = "the core's extension modules, or the pure-Python files of mooncake-transfer-engine-non-cuda 0.3.12.post1";
     let repo = Sandbox::with_cuda_overlay();
-    let run = run_in(&repo, &["verify", "--wheel", w]);
+    let run = xtask_in(&repo, &["verify", "--wheel", w]);
     assert_eq!(run.code, Some(1), "{run:?}");
     for name in SIBLINGS {
         for (image, provided) in [("cuda", cuda), ("rocm", rocm)] {
@@ -274,7 +243,7 @@ fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
         "\n# The Python shim",
         &format!("{files}\n# The Python shim"),
     );
-    let run = run_in(&repo, &["verify", "--wheel", w]);
+    let run = xtask_in(&repo, &["verify", "--wheel", w]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let report = run.report();
     for name in SIBLINGS {
@@ -298,7 +267,7 @@ fn siblings_the_base_lacks_are_refused_unless_the_overlay_brings_them() {
             sha256_hex(&store)
         ),
     );
-    let run = run_in(&repo, &["verify", "--wheel", w]);
+    let run = xtask_in(&repo, &["verify", "--wheel", w]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let want = "api.toml [[upstream.file]] mooncake-wheel/mooncake/store/__init__.py: package mooncake.store: image cuda: expected a file that shadows no native module of the base, found the package mooncake.store over the base's native module of that name, which it would hide on import (mooncake-transfer-engine-cuda13 0.3.11.post1)";
     assert!(run.report().contains(&want), "no {want:?}: {run:?}");

@@ -1,11 +1,11 @@
 //! `cargo xtask verify` and the native surface: the real released modules (the wheels
 //! `scripts/setup-test-env.sh` downloads), api.toml edited in a sandbox, and bad input.
 
-use crate::common::{Run, Sandbox};
+use crate::common::cores::cuda13_0_3_14_wheel;
+use crate::common::{Run, Sandbox, line_of, lines_where, write_file};
 use mooncake_sos_pysource::source::ModuleSource;
-use std::path::{Path, PathBuf};
+use mooncake_sos_testkit::wheel;
 
-const HINT: &str = mooncake_sos_testkit::SETUP_HINT;
 /// The images and their cores, as verify's summary names them.
 pub const IMAGES: &str = "cuda: mooncake-transfer-engine-cuda13 0.3.12.post1, rocm: mooncake-transfer-engine-non-cuda 0.3.12.post1";
 
@@ -13,58 +13,20 @@ fn xtask(args: &[&str]) -> Run {
     crate::common::xtask(args, &[])
 }
 
-fn wheel(var: &str, dist: &str, version: &str) -> PathBuf {
-    let dir = std::env::var_os(var)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("{var} is not set: {HINT}"));
-    let prefix = format!("{dist}-{version}-");
-    std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}: {HINT}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-        })
-        .unwrap_or_else(|| panic!("no {prefix}*.whl in {}: {HINT}", dir.display()))
-}
-
-fn non_cuda_wheel(version: &str) -> PathBuf {
-    wheel(
-        "MC_TEST_WHEELS",
-        "mooncake_transfer_engine_non_cuda",
-        version,
-    )
-}
-
-fn cuda13_0_3_14() -> PathBuf {
-    wheel(
-        "MC_TEST_OTHER_WHEELS",
-        "mooncake_transfer_engine_cuda13",
-        "0.3.14",
-    )
-}
-
-/// The release's module written to `dir`, with its text.
-fn module_file(wheel: &Path, dir: &Path) -> (PathBuf, String) {
-    let source = ModuleSource::read_wheel(wheel, "mooncake.structured_object_store")
+/// The release's module, from its non-cuda wheel, in a temp dir of its own (which must
+/// outlive the path): (the dir, the path, the text).
+fn module_file(version: &str) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = ModuleSource::read_wheel(&wheel(version), "mooncake.structured_object_store")
         .unwrap_or_else(|e| panic!("{e}"));
-    let path = dir.join("structured_object_store.py");
-    std::fs::write(&path, &source.text).unwrap();
-    (path, source.text)
-}
-
-fn line_of(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
-        + 1
+    let path = write_file(dir.path(), "structured_object_store.py", &source.text);
+    (dir, path.display().to_string(), source.text)
 }
 
 #[test]
 fn the_0_3_12_module_passes_with_its_surface_listed_use_by_use() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, text) = module_file(&non_cuda_wheel("0.3.12.post1"), dir.path());
-    let m = path.to_str().unwrap();
+    let (_dir, path, text) = module_file("0.3.12.post1");
+    let m = path.as_str();
     let run = xtask(&["verify", "--module", m, "--surface"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(
@@ -104,9 +66,8 @@ fn the_0_3_12_module_passes_with_its_surface_listed_use_by_use() {
 
 #[test]
 fn the_0_3_13_module_fails_on_replicate_config_group_ids() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, text) = module_file(&non_cuda_wheel("0.3.13.post1"), dir.path());
-    let m = path.to_str().unwrap();
+    let (_dir, path, text) = module_file("0.3.13.post1");
+    let m = path.as_str();
     let line = line_of(&text, "    grouped_config.group_ids = [group_id]");
     let want = format!(
         "{m}:{line}: native ReplicateConfig.group_ids: undeclared: expected a [[native]] entry, found required write on an instance"
@@ -127,7 +88,7 @@ fn the_0_3_13_module_fails_on_replicate_config_group_ids() {
 
 #[test]
 fn the_0_3_14_module_fails_on_its_two_new_sibling_modules() {
-    let whl = cuda13_0_3_14();
+    let whl = cuda13_0_3_14_wheel();
     let w = whl.to_str().unwrap();
     let run = xtask(&["verify", "--wheel", w]);
     assert_eq!(run.code, Some(1), "{run:?}");
@@ -147,9 +108,8 @@ fn the_0_3_14_module_fails_on_its_two_new_sibling_modules() {
 
 #[test]
 fn json_carries_the_same_facts_as_the_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, text) = module_file(&non_cuda_wheel("0.3.13.post1"), dir.path());
-    let m = path.to_str().unwrap();
+    let (_dir, path, text) = module_file("0.3.13.post1");
+    let m = path.as_str();
     let run = xtask(&["verify", "--module", m, "--surface", "--json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
@@ -211,9 +171,8 @@ fn json_carries_the_same_facts_as_the_text() {
 
 #[test]
 fn each_kind_of_manifest_gap_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let (path, text) = module_file(&non_cuda_wheel("0.3.12.post1"), dir.path());
-    let m = path.to_str().unwrap();
+    let (_dir, path, text) = module_file("0.3.12.post1");
+    let m = path.as_str();
     let sb = Sandbox::new();
     // The sibling undeclared, `get` declared optional, an attribute nothing uses.
     sb.edit(
@@ -251,11 +210,9 @@ fn each_kind_of_manifest_gap_is_named() {
         "manifest = _decode_manifest(self._store.get(ref.manifest_key))",
     );
     let pool = line_of(&text, "from mooncake.buffer_pool import BufferPool");
-    let failures: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": undeclared: ") || l.contains(": use: "))
-        .collect();
+    let failures = lines_where(&run.stdout, |l| {
+        l.contains(": undeclared: ") || l.contains(": use: ")
+    });
     assert_eq!(
         failures,
         [
@@ -278,11 +235,9 @@ fn each_kind_of_manifest_gap_is_named() {
 #[test]
 fn a_module_that_is_not_python_is_a_located_error() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("notes.py");
-    std::fs::write(&bad, "This is not Python: (\n").unwrap();
+    let bad = write_file(dir.path(), "notes.py", "This is not Python: (\n");
     let b = bad.to_str().unwrap();
-    let binary = dir.path().join("store.so");
-    std::fs::write(&binary, b"\x7fELF\x02\x01\x01\x00\xff\xfe").unwrap();
+    let binary = write_file(dir.path(), "store.so", b"\x7fELF\x02\x01\x01\x00\xff\xfe");
     let s = binary.to_str().unwrap();
     for (args, want) in [
         (

@@ -2,19 +2,12 @@
 //! checked by `verify` and `users` across the image's pin, on the real records and on the
 //! pinned record doctored in a sandbox.
 
-use crate::common::{Run, Sandbox, xtask};
+use crate::common::{Sandbox, xtask, xtask_in};
 use mooncake_sos_testkit::wheel;
 use serde_json::Value;
 
 const PINNED_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json";
 const STORE_PY: &str = "sglang/srt/mem_cache/storage/mooncake_store/mooncake_store.py";
-
-fn run_in(repo: &Sandbox, args: &[&str]) -> Run {
-    let manifest = repo.manifest();
-    let mut all = vec![args[0], "--manifest", manifest.to_str().unwrap()];
-    all.extend(&args[1..]);
-    xtask(&all, &[])
-}
 
 fn doctor(repo: &Sandbox, edit: impl Fn(&mut Value)) {
     let path = repo.path(PINNED_RECORD);
@@ -66,7 +59,7 @@ fn a_pinned_core_that_breaks_sglang_fails_verify_at_sglangs_line() {
             .remove("mooncake.ep_2_11_0")
             .unwrap();
     });
-    let run = run_in(&repo, &["verify", "--wheel", whl]);
+    let run = xtask_in(&repo, &["verify", "--wheel", whl]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     // The embedding store subclasses the store class in another file: its call fails too.
@@ -89,7 +82,7 @@ fn a_pinned_core_that_breaks_sglang_fails_verify_at_sglangs_line() {
         "{run:?}"
     );
     assert!(lines[3].starts_with("verify: 3 mismatch(es)"), "{run:?}");
-    let run = run_in(&repo, &["users"]);
+    let run = xtask_in(&repo, &["users"]);
     assert_eq!(run.code, Some(1), "{run:?}");
 }
 
@@ -99,7 +92,7 @@ fn a_user_without_a_record_is_bad_input_naming_the_command() {
     let record = repo.path("consumers/sglang-0.5.16.json");
     std::fs::remove_file(&record).unwrap();
     let whl = wheel("0.3.12.post1");
-    let run = run_in(&repo, &["verify", "--wheel", whl.to_str().unwrap()]);
+    let run = xtask_in(&repo, &["verify", "--wheel", whl.to_str().unwrap()]);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(run.stdout, "");
     assert!(

@@ -3,9 +3,9 @@
 //! 0.3.11.post1 lacks the API, 0.3.12.post1 carries it, 0.3.14 breaks a one-file overlay.
 //! One online run fills a cache the other tests read with `--offline`.
 
-use crate::common::cores::{cuda13_libs, cuda13_wheel};
+use crate::common::cores::{cuda13_0_3_14_wheel, cuda13_libs, cuda13_wheel};
 use crate::common::{Run, Sandbox, XTASK};
-use mooncake_sos_testkit::{SimpleIndex, env_path, wheel};
+use mooncake_sos_testkit::{SimpleIndex, wheel};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,13 +18,7 @@ fn all_wheels() -> Vec<PathBuf> {
         .collect();
     wheels.push(cuda13_wheel("0.3.11.post1"));
     wheels.push(cuda13_wheel("0.3.12.post1"));
-    let other = env_path("MC_TEST_OTHER_WHEELS");
-    let w314 = std::fs::read_dir(&other)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.to_string_lossy().contains("cuda13-0.3.14-"))
-        .expect("the cuda13 0.3.14 wheel in MC_TEST_OTHER_WHEELS");
-    wheels.push(w314);
+    wheels.push(cuda13_0_3_14_wheel());
     wheels
 }
 
@@ -32,6 +26,13 @@ fn all_wheels() -> Vec<PathBuf> {
 /// with the CUDA 13 runtime and the driver stub).
 pub fn watch(sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
     command("watch", sandbox, cache, args)
+}
+
+/// `watch ARGS --offline --index-url URL` from the online run's cache.
+pub fn watch_offline(sandbox: &Sandbox, url: &str, args: &[&str]) -> Run {
+    let mut all = args.to_vec();
+    all.extend(["--offline", "--index-url", url]);
+    watch(sandbox, online().cache.path(), &all)
 }
 
 /// `xtask COMMAND ...` as [`watch`] runs it.
@@ -116,6 +117,29 @@ pub fn release<'a>(json: &'a Value, package: &str, version: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {package} {version} in {json:#}"))
 }
 
+/// Each entry of a JSON list as its `fields`' JSON values, space-separated.
+fn fields_of(list: &Value, fields: &[&str]) -> Vec<String> {
+    let entry = |e: &Value| -> Vec<String> { fields.iter().map(|f| e[f].to_string()).collect() };
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| entry(e).join(" "))
+        .collect()
+}
+
+/// 0.3.14 as a one-file overlay over the image's base does not work: its first finding is
+/// the sibling module `mooncake._partial_read` the base lacks. Returns that finding.
+fn overlay_of_0_3_14_lacks_partial_read(json: &Value) -> &str {
+    let overlay = &release(json, CUDA13, "0.3.14")["layers"][0];
+    assert_eq!(overlay["works"], false, "{overlay:#}");
+    let finding = overlay["findings"][0].as_str().unwrap();
+    assert!(
+        finding.contains("sibling mooncake._partial_read"),
+        "{finding}"
+    );
+    finding
+}
+
 pub const CUDA13: &str = "mooncake-transfer-engine-cuda13";
 pub const NON_CUDA: &str = "mooncake-transfer-engine-non-cuda";
 
@@ -164,21 +188,13 @@ fn every_release_gets_a_verdict_and_the_pin_sees_the_release_that_would_break_it
     );
     assert_eq!(good["layers"][0]["works"], true, "{good:#}");
     // 0.3.14: its sibling modules break a one-file overlay, and it changes `get`.
-    let new = release(json, CUDA13, "0.3.14");
-    assert_eq!(new["layers"][0]["works"], false, "{new:#}");
+    let finding = overlay_of_0_3_14_lacks_partial_read(json);
     assert!(
-        new["layers"][0]["findings"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("mooncake/structured_object_store.py:27: sibling mooncake._partial_read: expected the module in the image"),
-        "{new:#}"
+        finding.starts_with("mooncake/structured_object_store.py:27: sibling mooncake._partial_read: expected the module in the image"),
+        "{finding}"
     );
-    let changes: Vec<String> = new["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| format!("{} {} {}", c["subject"], c["change"], c["detail"]))
-        .collect();
+    let new = release(json, CUDA13, "0.3.14");
+    let changes = fields_of(&new["changes"], &["subject", "change", "detail"]);
     assert!(
         changes.contains(
             &r#""MooncakeBundleTransfer.get" "added" "keyword-only parameter batch_slices=None""#
@@ -230,25 +246,14 @@ pub fn overlay_sandbox() -> Sandbox {
 
 #[test]
 fn an_overlay_may_move_to_a_pin_at_0_3_12_post1_and_every_other_step_says_why_not() {
-    let online = online();
-    let sandbox = overlay_sandbox();
-    let run = watch(
-        &sandbox,
-        online.cache.path(),
-        &["--json", "--offline", "--index-url", &online.url],
-    );
+    let run = watch_offline(&overlay_sandbox(), &online().url, &["--json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let json: Value = serde_json::from_str(&run.stdout).unwrap();
     let cuda = &json["images"][0];
     assert_eq!(cuda["strategy"], "overlay");
     assert_eq!(cuda["transition"]["to"], "pin");
     assert_eq!(cuda["transition"]["version"], "0.3.12.post1");
-    let blocked: Vec<String> = cuda["blocked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| format!("{} {} {}", b["to"], b["version"], b["reason"]))
-        .collect();
+    let blocked = fields_of(&cuda["blocked"], &["to", "version", "reason"]);
     assert!(
         blocked[0].starts_with(r#""check" "0.3.11.post1" "the base image (v0.5.16-cu130) ships mooncake-transfer-engine-cuda13 0.3.11.post1, which lacks the API"#),
         "{blocked:?}"
@@ -270,39 +275,18 @@ fn an_overlay_may_move_to_a_pin_at_0_3_12_post1_and_every_other_step_says_why_no
     let good = release(&json, CUDA13, "0.3.12.post1");
     assert_eq!(good["layers"][0]["layer"], "one-file overlay", "{good:#}");
     assert_eq!(good["layers"][0]["works"], true, "{good:#}");
-    let new = release(&json, CUDA13, "0.3.14");
-    assert_eq!(new["layers"][0]["works"], false);
-    assert!(
-        new["layers"][0]["findings"][0]
-            .as_str()
-            .unwrap()
-            .contains("sibling mooncake._partial_read"),
-        "{new:#}"
-    );
+    overlay_of_0_3_14_lacks_partial_read(&json);
 }
 
 #[test]
 fn offline_repeats_the_online_report_from_the_cache_alone() {
     let online = online();
     // No index at all: a URL nothing listens on.
-    let run = watch(
-        &online.sandbox,
-        online.cache.path(),
-        &[
-            "--json",
-            "--offline",
-            "--index-url",
-            "http://127.0.0.1:9/simple/",
-        ],
-    );
+    let run = watch_offline(&online.sandbox, "http://127.0.0.1:9/simple/", &["--json"]);
     // The cache is keyed by index: the offline run names the online one's.
     assert_eq!(run.code, Some(2), "{run:?}");
     run.assert_stderr_has("--offline: the cache has no listing");
-    let run = watch(
-        &online.sandbox,
-        online.cache.path(),
-        &["--json", "--offline", "--index-url", &online.url],
-    );
+    let run = watch_offline(&online.sandbox, &online.url, &["--json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(
         run.stdout, online.run.stdout,

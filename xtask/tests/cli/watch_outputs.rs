@@ -1,20 +1,15 @@
 //! `cargo xtask watch`'s outputs from watch.rs's cache: the formats, and the consumer's
 //! scenarios run on each release (`--smoke`).
 
-use crate::watch::{CUDA13, NON_CUDA, online, overlay_sandbox, release, watch};
+use crate::watch::{CUDA13, NON_CUDA, online, overlay_sandbox, release, watch_offline};
 use mooncake_sos_testkit::env_path;
 use serde_json::Value;
 
 #[test]
 fn markdown_github_and_text_carry_the_same_verdicts() {
-    let online = online();
     let sandbox = overlay_sandbox();
     let offline = |format: &str| {
-        let run = watch(
-            &sandbox,
-            online.cache.path(),
-            &[format, "--offline", "--index-url", &online.url],
-        );
+        let run = watch_offline(&sandbox, &online().url, &[format]);
         assert_eq!(run.code, Some(1), "{run:?}");
         run.stdout
     };
@@ -78,19 +73,8 @@ fn markdown_github_and_text_carry_the_same_verdicts() {
 fn the_smoke_runs_the_consumers_scenarios_on_each_release_that_runs_here() {
     let online = online();
     let deps = env_path("MC_TEST_WHEELS");
-    let run = watch(
-        &online.sandbox,
-        online.cache.path(),
-        &[
-            "--json",
-            "--offline",
-            "--index-url",
-            &online.url,
-            "--smoke",
-            "--smoke-deps",
-            deps.to_str().unwrap(),
-        ],
-    );
+    let smoke = ["--json", "--smoke", "--smoke-deps", deps.to_str().unwrap()];
+    let run = watch_offline(&online.sandbox, &online.url, &smoke);
     assert_eq!(run.code, Some(1), "{run:?}");
     let json: Value = serde_json::from_str(&run.stdout).unwrap();
     for version in ["0.3.12.post1", "0.3.13.post1"] {

@@ -4,7 +4,7 @@
 
 use super::watch::{command, online};
 use crate::common::cores::cuda13_libs;
-use crate::common::{Run, XTASK};
+use crate::common::{Run, XTASK, lines_where};
 use std::path::Path;
 use std::process::Command;
 
@@ -65,11 +65,7 @@ fn offline(cache: &Path, extra: &[&str]) -> Run {
 fn a_terminal_sees_a_bar_a_log_sees_lines_and_stdout_is_the_same() {
     let cache = cache();
     let plain = offline(cache.path(), &[]);
-    let steps: Vec<&str> = plain
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("watch: "))
-        .collect();
+    let steps = lines_where(&plain.stderr, |l| l.starts_with("watch: "));
     assert!(
         steps.contains(&"watch: listing mooncake-transfer-engine-cuda13")
             && steps.contains(&"watch: mooncake-transfer-engine-cuda13 0.3.12.post1: checking"),

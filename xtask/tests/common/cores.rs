@@ -25,16 +25,27 @@ pub fn core_wheels_dir() -> PathBuf {
 
 /// The `mooncake-transfer-engine-cuda13` wheel of that version.
 pub fn cuda13_wheel(version: &str) -> PathBuf {
+    cuda13_wheel_in(&core_wheels_dir(), "MC_TEST_CORE_WHEELS", version)
+}
+
+/// The cuda13 0.3.14 wheel, in `$MC_TEST_OTHER_WHEELS`.
+pub fn cuda13_0_3_14_wheel() -> PathBuf {
+    let var = "MC_TEST_OTHER_WHEELS";
+    cuda13_wheel_in(&env_path(var), var, "0.3.14")
+}
+
+/// The cuda13 wheel of that version in `dir`, `$VAR`.
+fn cuda13_wheel_in(dir: &Path, var: &str, version: &str) -> PathBuf {
     let prefix = format!("mooncake_transfer_engine_cuda13-{version}-");
-    std::fs::read_dir(core_wheels_dir())
-        .expect("list MC_TEST_CORE_WHEELS")
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("list {var}: {e}: {SETUP_HINT}"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
         })
-        .unwrap_or_else(|| panic!("no {prefix}*.whl in MC_TEST_CORE_WHEELS: {SETUP_HINT}"))
+        .unwrap_or_else(|| panic!("no {prefix}*.whl in {var}: {SETUP_HINT}"))
 }
 
 /// `$MC_TEST_CUDA13_LIBS`: libcudart.so.13's directory, then the libcuda.so.1 stub's.

@@ -6,7 +6,7 @@
 pub mod cores;
 
 pub use mooncake_sos_testkit::{Files, Sandbox, repo_root};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
@@ -37,6 +37,16 @@ impl Run {
 
     pub fn assert_stderr_has(&self, text: &str) {
         assert!(self.stderr.contains(text), "{self:?}");
+    }
+
+    /// Asserts `holds(stdout)`, showing the whole run when it does not.
+    pub fn assert_stdout(&self, holds: impl FnOnce(&str) -> bool) {
+        assert!(holds(&self.stdout), "{self:?}");
+    }
+
+    /// Asserts `holds(stderr)`, showing the whole run when it does not.
+    pub fn assert_stderr(&self, holds: impl FnOnce(&str) -> bool) {
+        assert!(holds(&self.stderr), "{self:?}");
     }
 
     /// stdout's lines, without the closing summary line.
@@ -75,6 +85,97 @@ pub fn xtask(args: &[&str], env: &[(&str, &str)]) -> Run {
         cmd.env(k, v);
     }
     Run::from(cmd.output().expect("run xtask"))
+}
+
+/// `xtask ARGS WHEEL...` on the wheels of those releases (testkit's `wheel`), in that order.
+pub fn xtask_on_releases(args: &[&str], versions: &[&str]) -> Run {
+    let wheels: Vec<String> = versions
+        .iter()
+        .map(|v| mooncake_sos_testkit::wheel(v).display().to_string())
+        .collect();
+    let mut all = args.to_vec();
+    all.extend(wheels.iter().map(String::as_str));
+    xtask(&all, &[])
+}
+
+/// `xtask COMMAND --manifest <sandbox>/api.toml ARGS...`.
+pub fn xtask_in(sandbox: &Sandbox, command_and_args: &[&str]) -> Run {
+    let manifest = sandbox.manifest();
+    let (command, args) = command_and_args.split_first().unwrap();
+    let mut all = vec![*command, "--manifest", manifest.to_str().unwrap()];
+    all.extend(args);
+    xtask(&all, &[])
+}
+
+/// A release's module (testkit's `module_of`) in a temp dir of its own, which must outlive
+/// the path: (the dir, the path).
+pub fn released_module(version: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = mooncake_sos_testkit::module_of(version, dir.path());
+    (dir, path.display().to_string())
+}
+
+/// Writes `dir/NAME`; returns its path.
+pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// The lines of `text` that `keep` keeps.
+pub fn lines_where(text: &str, keep: impl Fn(&str) -> bool) -> Vec<&str> {
+    text.lines().filter(|l| keep(l)).collect()
+}
+
+/// A file alone in a temp dir of its own (which must outlive the path): (the dir, the path).
+pub fn lone_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), name, contents);
+    (dir, path.display().to_string())
+}
+
+/// 1-based line of the first line containing `needle`.
+pub fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in the module"))
+        + 1
+}
+
+/// api.toml's recorded drop-condition verdict, and a stale one.
+pub const FIRST_RELEASE: &str = "first_release = \"0.3.12.post1\"";
+pub const STALE_FIRST_RELEASE: &str = "first_release = \"0.3.13.post1\"";
+
+/// A sandbox whose api.toml records 0.3.13.post1 as the first release (outputs current),
+/// so `matrix --record` over the real wheels has 0.3.12.post1 to write.
+pub fn stale_verdict() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.edit("api.toml", FIRST_RELEASE, STALE_FIRST_RELEASE);
+    let regen = sb.run_regen(&[]);
+    assert_eq!(regen.code, Some(0), "{regen:?}");
+    sb
+}
+
+/// A sandbox a command must leave as it found it.
+pub trait NothingWritten {
+    /// Runs `command`, checks it exited `code`, then that no file of the sandbox changed.
+    fn run_writing_nothing(&self, code: i32, command: impl FnOnce() -> Run) -> Run;
+}
+
+impl NothingWritten for Sandbox {
+    fn run_writing_nothing(&self, code: i32, command: impl FnOnce() -> Run) -> Run {
+        let before = self.snapshot();
+        let run = command();
+        assert_eq!(run.code, Some(code), "{run:?}");
+        let after = self.snapshot();
+        let changed: std::collections::BTreeSet<&String> = before
+            .keys()
+            .chain(after.keys())
+            .filter(|p| before.get(*p) != after.get(*p))
+            .collect();
+        assert!(changed.is_empty(), "wrote {changed:?}: {run:?}");
+        run
+    }
 }
 
 /// What the regen tests do with a sandbox.
