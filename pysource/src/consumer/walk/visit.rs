@@ -2,6 +2,7 @@
 //! assignments of every shape, `with ... as`.
 
 use super::{Val, Walk, dotted};
+use crate::flow::Binder;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 
@@ -16,24 +17,7 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
                 visitor::walk_stmt(self, s);
                 self.scopes.pop();
             }
-            Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
-                // `a, b = X(...), 1`: each target takes its own value.
-                ([Expr::Tuple(ts)], Expr::Tuple(vs))
-                    if ts.elts.len() == vs.elts.len()
-                        && !ts.elts.iter().chain(&vs.elts).any(Expr::is_starred_expr) =>
-                {
-                    for (t, v) in ts.elts.iter().zip(&vs.elts) {
-                        let val = self.eval(v);
-                        self.assign(t, val);
-                    }
-                }
-                _ => {
-                    let val = self.eval(&a.value);
-                    for t in &a.targets {
-                        self.assign(t, val.clone());
-                    }
-                }
-            },
+            Stmt::Assign(a) => self.bind_assignment(a),
             Stmt::With(w) => {
                 // `with X(...) as x`: what the context manager gives is taken as itself.
                 for item in &w.items {
@@ -67,5 +51,15 @@ impl<'a> Walk<'a, '_> {
             (Some(key), Some(v)) => self.bind(key, v),
             _ => self.visit_expr(target),
         }
+    }
+}
+
+impl<'a> Binder<'a> for Walk<'a, '_> {
+    type Value = Option<Val>;
+    fn evaluate(&mut self, e: &'a Expr) -> Option<Val> {
+        self.eval(e)
+    }
+    fn assign_to(&mut self, target: &'a Expr, value: Option<Val>) {
+        self.assign(target, value);
     }
 }
