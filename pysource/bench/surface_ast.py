@@ -425,16 +425,13 @@ class Analyzer:
             self.eval(s.value)
         else:
             for field, value in ast.iter_fields(s):
-                if isinstance(value, list):
-                    for v in value:
-                        if isinstance(v, ast.stmt):
-                            self.stmt(v)
-                        elif isinstance(v, ast.expr):
-                            self.eval(v)
-                        elif isinstance(v, ast.match_case):
-                            self.body(v.body)
-                elif isinstance(value, ast.expr):
-                    self.eval(value)
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, ast.stmt):
+                        self.stmt(v)
+                    elif isinstance(v, ast.expr):
+                        self.eval(v)
+                    elif isinstance(v, ast.match_case):
+                        self.body(v.body)
 
     def assign(self, target, vals):
         if isinstance(target, ast.Name):

@@ -21,12 +21,12 @@ fn is_key_text(s: &str) -> bool {
 impl Validator<'_> {
     pub(super) fn scenarios(&mut self, raw: &[S<RawScenario>]) -> Vec<Scenario> {
         let mut names = BTreeSet::new();
-        let mut out = Vec::new();
-        for s in raw {
-            let name = self.unique_name(&s.get_ref().name, Name::Kebab, "scenario", &mut names);
-            out.push(self.scenario(name, s));
-        }
-        out
+        raw.iter()
+            .map(|s| {
+                let name = self.unique_name(&s.get_ref().name, Name::Kebab, "scenario", &mut names);
+                self.scenario(name, s)
+            })
+            .collect()
     }
 
     fn size(&mut self, v: &S<i64>, min: i64, what: &str) -> u64 {

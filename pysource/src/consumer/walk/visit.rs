@@ -23,7 +23,7 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
                 for item in &w.items {
                     let val = self.eval(&item.context_expr);
                     if let Some(t) = &item.optional_vars {
-                        self.assign(t, val);
+                        self.assign_to(t, val);
                     }
                 }
                 self.visit_body(&w.body);
@@ -44,22 +44,16 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
     }
 }
 
-impl<'a> Walk<'a, '_> {
-    /// `target = <val>`: a name or `a.b` target holds it; any other is walked.
-    pub(super) fn assign(&mut self, target: &'a Expr, val: Option<Val>) {
-        match (dotted(target), val) {
-            (Some(key), Some(v)) => self.bind(key, v),
-            _ => self.visit_expr(target),
-        }
-    }
-}
-
 impl<'a> Binder<'a> for Walk<'a, '_> {
     type Value = Option<Val>;
     fn evaluate(&mut self, e: &'a Expr) -> Option<Val> {
         self.eval(e)
     }
-    fn assign_to(&mut self, target: &'a Expr, value: Option<Val>) {
-        self.assign(target, value);
+    /// `target = <val>`: a name or `a.b` target holds it; any other is walked.
+    fn assign_to(&mut self, target: &'a Expr, val: Option<Val>) {
+        match (dotted(target), val) {
+            (Some(key), Some(v)) => self.bind(key, v),
+            _ => self.visit_expr(target),
+        }
     }
 }
