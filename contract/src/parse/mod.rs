@@ -174,11 +174,13 @@ const PROSE_KEYS: &[&str] = &["condition", "reason"];
 /// generated file can carry (a control character; a line break outside prose), comes back
 /// located.
 pub fn parse(source: &Source) -> Result<RawManifest, Diagnostic> {
-    let raw = shape(source)?;
-    let table = toml::de::DeTable::parse(&source.text)
-        .map_err(|e| Diagnostic::new(source, e.span().unwrap_or(0..0), "invalid TOML"))?;
-    strings_in_table(source, table.get_ref())?;
-    Ok(raw)
+    // One TOML parse serves both: the strings are checked on it before serde takes it, and
+    // a shape error (an unknown key, a wrong type) is still the one reported first.
+    let table = toml::de::DeTable::parse(&source.text).map_err(|e| toml_error(source, &e))?;
+    let strings = strings_in_table(source, table.get_ref());
+    let raw = RawManifest::deserialize(toml::de::Deserializer::from(table))
+        .map_err(|e| toml_error(source, &e))?;
+    strings.map(|()| raw)
 }
 
 fn strings_in_table(source: &Source, table: &toml::de::DeTable<'_>) -> Result<(), Diagnostic> {
@@ -224,16 +226,9 @@ fn strings_in_value(
 }
 
 /// serde's shape check: unknown, missing and mistyped keys.
-fn shape(source: &Source) -> Result<RawManifest, Diagnostic> {
-    toml::from_str(&source.text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        // toml's message repeats the snippet on later lines: keep its first line.
-        let message = e
-            .message()
-            .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .to_string();
-        Diagnostic::new(source, span, message)
-    })
+fn toml_error(source: &Source, e: &toml::de::Error) -> Diagnostic {
+    let span = e.span().unwrap_or(0..0);
+    // toml's message repeats the snippet on later lines: keep its first line.
+    let message = e.message().lines().next().unwrap_or("invalid TOML");
+    Diagnostic::new(source, span, message)
 }
