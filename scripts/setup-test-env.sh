@@ -66,51 +66,33 @@ make_venv() {
     touch "$stamp"
 }
 
-download_wheels() {
-    mkdir -p "$WHEELS"
-    for v in "${MATRIX_VERSIONS[@]}"; do
-        if ! compgen -G "$WHEELS/mooncake_transfer_engine_non_cuda-$v-*.whl" >/dev/null; then
-            log "downloading mooncake-transfer-engine-non-cuda==$v"
-            # The venv's pip picks the wheel built for this interpreter (cp311).
-            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: \
-                -d "$WHEELS" "mooncake-transfer-engine-non-cuda==$v" >&2
-        fi
-    done
-    for req in "${BASE_VENV_WHEELS[@]}"; do
-        if ! compgen -G "$WHEELS/${req%%==*}-${req##*==}-*.whl" >/dev/null; then
-            log "downloading $req"
-            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$WHEELS" "$req" >&2
-        fi
-    done
-    mkdir -p "$OTHER_WHEELS"
-    for req in "${OTHER_FLAVOUR_WHEELS[@]}"; do
+# Downloads each of the requirements (name==version) into DIR, unless a wheel of it is there.
+download_into() {
+    local dir="$1" req
+    shift
+    mkdir -p "$dir"
+    for req in "$@"; do
         local dist="${req%%==*}"
-        if ! compgen -G "$OTHER_WHEELS/${dist//-/_}-${req##*==}-*.whl" >/dev/null; then
+        if ! compgen -G "$dir/${dist//-/_}-${req##*==}-*.whl" >/dev/null; then
             log "downloading $req"
-            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$OTHER_WHEELS" "$req" >&2
+            # The venv's pip picks the wheel built for this interpreter (cp311).
+            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$dir" "$req" >&2
         fi
     done
-    mkdir -p "$CONSUMERS"
-    for req in "${CONSUMER_WHEELS[@]}"; do
-        if ! compgen -G "$CONSUMERS/${req%%==*}-${req##*==}-*.whl" >/dev/null; then
-            log "downloading $req"
-            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$CONSUMERS" "$req" >&2
-        fi
-    done
+}
+
+download_wheels() {
+    download_into "$WHEELS" "${MATRIX_VERSIONS[@]/#/mooncake-transfer-engine-non-cuda==}" \
+        "${BASE_VENV_WHEELS[@]}"
+    download_into "$OTHER_WHEELS" "${OTHER_FLAVOUR_WHEELS[@]}"
+    download_into "$CONSUMERS" "${CONSUMER_WHEELS[@]}"
 }
 
 # The cuda13 cores, libcudart.so.13 (installed apart, never into the shared venv) and the
 # libcuda.so.1 stub; each step is skipped once its output exists.
 prepare_cuda13_cores() {
-    mkdir -p "$CORES/wheels"
     local req stores=()
-    for req in "${CORE_WHEELS[@]}" "$CUDA13_RUNTIME"; do
-        local dist="${req%%==*}"
-        if ! compgen -G "$CORES/wheels/${dist//-/_}-${req##*==}-*.whl" >/dev/null; then
-            log "downloading $req"
-            "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$CORES/wheels" "$req" >&2
-        fi
-    done
+    download_into "$CORES/wheels" "${CORE_WHEELS[@]}" "$CUDA13_RUNTIME"
     if [[ ! -e "$CORES/cuda13-runtime/nvidia/cu13/lib/libcudart.so.13" ]]; then
         log "installing $CUDA13_RUNTIME into $CORES/cuda13-runtime"
         rm -rf "$CORES/cuda13-runtime" "$CORES/cuda13-runtime.tmp"

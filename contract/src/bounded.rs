@@ -39,6 +39,14 @@ impl Output {
     pub fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr).into_owned()
     }
+    /// `failed (<status>): <the last lines of stderr>`, for an error message.
+    pub fn failure(&self, lines: usize) -> String {
+        format!(
+            "failed ({}): {}",
+            self.status,
+            step::tail(&self.stderr_text(), lines)
+        )
+    }
 }
 
 /// Why a run has no result.

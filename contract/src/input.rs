@@ -133,12 +133,18 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
 /// that says it is small and is not (`/proc`), is still cut at the limit.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = open_regular(path)?;
-    read_bounded(file, limit)
+    // The size is a hint only (`/proc` says 0, a file may grow): the limit still decides.
+    let size = file.metadata()?.len().min(limit);
+    read_into(file, limit, Vec::with_capacity(size as usize + 1))
 }
 
 /// At most `limit` bytes from `reader`, or [`ReadError::TooLarge`].
 pub fn read_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = Vec::new();
+    read_into(reader, limit, Vec::new())
+}
+
+/// Read in one go into `bytes`' room when it is the file's size, not in doubling steps.
+fn read_into(reader: impl Read, limit: u64, mut bytes: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     reader.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });

@@ -129,27 +129,21 @@ fn modules(
     old: &BTreeMap<String, ModuleKind>,
     new: &BTreeMap<String, ModuleKind>,
 ) {
-    let (old_torch, new_torch) = (torch_builds(old), torch_builds(new));
-    for (torch, builds) in &old_torch {
-        let gone: Vec<&str> = builds
-            .iter()
-            .filter(|b| !new.contains_key(**b))
-            .copied()
-            .collect();
-        if !gone.is_empty() {
-            let what = format!("torch build dropped ({})", gone.join(", "));
-            out.push(Impact::Breaking, &format!("torch {torch}"), what);
-        }
-    }
-    for (torch, builds) in &new_torch {
-        let added: Vec<&str> = builds
-            .iter()
-            .filter(|b| !old.contains_key(**b))
-            .copied()
-            .collect();
-        if !added.is_empty() {
-            let what = format!("torch build ({})", added.join(", "));
-            out.push(Impact::Added, &format!("torch {torch}"), what);
+    // Per torch version: the builds one side has and the other does not.
+    let sides = [
+        (old, new, Impact::Breaking, "torch build dropped"),
+        (new, old, Impact::Added, "torch build"),
+    ];
+    for (these, others, impact, what) in sides {
+        for (torch, builds) in torch_builds(these) {
+            let only: Vec<&str> = builds
+                .into_iter()
+                .filter(|b| !others.contains_key(*b))
+                .collect();
+            if !only.is_empty() {
+                let what = format!("{what} ({})", only.join(", "));
+                out.push(impact, &format!("torch {torch}"), what);
+            }
         }
     }
     let is_torch_build = |name: &str, kind: &ModuleKind| {

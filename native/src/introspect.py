@@ -102,42 +102,15 @@ def probe(cls, members):
 
 
 def probe_in_child(cls, members):
-    """`probe` in a forked child with a deadline; a crash or hang is reported, not shared."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        signal.alarm(CHILD_SECONDS)
-        try:
-            data = json.dumps(probe(cls, members)).encode()
-        except BaseException as exc:
-            data = json.dumps({"error": f"probe failed: {type(exc).__name__}: {exc}"}).encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(write_end, view):]
-        os._exit(0)  # no exit handlers, no destructors of what the parent made
-    os.close(write_end)
-    chunks, deadline = [], time.monotonic() + CHILD_SECONDS + 5
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            break
-        chunk = os.read(read_end, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(read_end)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGALRM):
-        return {"error": f"making an instance killed the process with signal {os.WTERMSIG(status)}"}
-    try:
-        return json.loads(b"".join(chunks))
-    except ValueError:
-        return {"error": f"making an instance took over {CHILD_SECONDS} s"}
+    """`probe` in a forked child; a crash or hang is reported, not shared."""
+    outcome = in_child(lambda: probe(cls, members), CHILD_SECONDS)
+    if "ok" in outcome:
+        return outcome["ok"]
+    if "raised" in outcome:
+        return {"error": f"probe failed: {outcome['raised']}"}
+    if "killed" in outcome:
+        return {"error": f"making an instance killed the process with signal {outcome['killed']}"}
+    return {"error": f"making an instance took over {CHILD_SECONDS} s"}
 
 
 def describe_class(cls):
@@ -167,35 +140,59 @@ def read_module(module):
 
 
 def in_child(work, seconds):
-    """`work()`'s JSON from a forked child under a deadline; a crash or hang is an error."""
+    """`work()` in a forked child under a deadline, as one of {"ok": its JSON value},
+    {"raised": text}, {"killed": signal}, {"late": None} or {"silent": None}."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
         signal.alarm(seconds)
         try:
-            data = json.dumps(work()).encode()
+            data = json.dumps({"ok": work()}).encode()
         except BaseException as exc:
-            data = json.dumps({"unread": clean(f"{type(exc).__name__}: {exc}")}).encode()
+            data = json.dumps({"raised": f"{type(exc).__name__}: {exc}"}).encode()
         view = memoryview(data)
         while view:
             view = view[os.write(write_end, view):]
-        os._exit(0)
+        os._exit(0)  # no exit handlers, no destructors of what the parent made
     os.close(write_end)
-    chunks = []
-    while True:
+    chunks, deadline = [], time.monotonic() + seconds + 5
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
         chunk = os.read(read_end, 1 << 16)
         if not chunk:
             break
         chunks.append(chunk)
     os.close(read_end)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     _, status = os.waitpid(pid, 0)
     try:
         return json.loads(b"".join(chunks))
     except ValueError:
-        if os.WIFSIGNALED(status):
-            return {"unread": f"reading it killed the process with signal {os.WTERMSIG(status)}"}
-        return {"unread": "reading it printed nothing"}
+        if not os.WIFSIGNALED(status):
+            return {"silent": None}
+        if os.WTERMSIG(status) in (signal.SIGKILL, signal.SIGALRM):
+            return {"late": None}
+        return {"killed": os.WTERMSIG(status)}
+
+
+def read_in_child(name, seconds):
+    """The surface of extension module `name`, read in a forked child."""
+    outcome = in_child(lambda: read_module(importlib.import_module(name)), seconds)
+    if "ok" in outcome:
+        return outcome["ok"]
+    if "raised" in outcome:
+        return {"unread": clean(outcome["raised"])}
+    if "killed" in outcome:
+        return {"unread": f"reading it killed the process with signal {outcome['killed']}"}
+    if "late" in outcome:
+        return {"unread": f"reading it took over {seconds} s"}
+    return {"unread": "reading it printed nothing"}
 
 
 def clean(text):
@@ -281,7 +278,7 @@ def main():
     surface = {"module": name, **read_module(module)}
     surface["file"] = getattr(module, "__file__", None)
     surface["extensions"] = {
-        e: in_child(lambda e=e: read_module(importlib.import_module(e)), CHILD_SECONDS * 6)
+        e: read_in_child(e, CHILD_SECONDS * 6)
         for e in extensions
     }
     top = name.split(".")[0]

@@ -242,7 +242,7 @@ pub struct Value {
     /// The value's type name; `class` for another name bound to a class.
     pub r#type: String,
     /// For a class alias: the class's qualified name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub of: Option<String>,
 }
 

@@ -4,7 +4,6 @@
 //! (scripts/cuda-driver-stub.sh, with gcc). Neither lets a CUDA call succeed; both let the
 //! core import, so its surface can be read.
 
-use mooncake_sos_contract::bounded::step::tail;
 use mooncake_sos_contract::bounded::{Limits, run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -90,9 +89,8 @@ impl Runtimes {
             .map_err(|e| format!("pip, downloading {dist} {version}: {e}"))?;
         if !done.status.success() {
             return Err(format!(
-                "pip, downloading {dist} {version}, failed ({}): {}",
-                done.status,
-                tail(&done.stderr_text(), 3)
+                "pip, downloading {dist} {version}, {}",
+                done.failure(3)
             ));
         }
         let wheel = std::fs::read_dir(work.path())
@@ -132,11 +130,7 @@ impl Runtimes {
         let done = run(&mut build, &Limits::within(Duration::from_secs(120)))
             .map_err(|e| format!("building the CUDA driver stub: {e}"))?;
         if !done.status.success() {
-            return Err(format!(
-                "building the CUDA driver stub failed ({}): {}",
-                done.status,
-                tail(&done.stderr_text(), 3)
-            ));
+            return Err(format!("building the CUDA driver stub {}", done.failure(3)));
         }
         std::os::unix::fs::symlink("libcuda.so", staged.join("libcuda.so.1"))
             .map_err(|e| e.to_string())?;

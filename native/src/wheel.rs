@@ -229,32 +229,39 @@ mod tests {
 
     #[test]
     fn the_core_is_store_so_or_the_private_module_beside_a_store_package() {
-        let old = names(&[
-            "mooncake/__init__.py",
-            "mooncake/store.so",
-            "mooncake/engine.so",
-        ]);
-        assert_eq!(
-            locate(&old, "mooncake.store"),
-            Some(("mooncake.store".into(), "mooncake/store.so".into()))
-        );
-        let tagged = names(&["mooncake/store.cpython-311-x86_64-linux-gnu.so"]);
-        assert_eq!(
-            locate(&tagged, "mooncake.store").map(|c| c.1),
-            Some("mooncake/store.cpython-311-x86_64-linux-gnu.so".into())
-        );
-        let new = names(&[
-            "mooncake/store/__init__.py",
-            "mooncake/_store.cpython-311-x86_64-linux-gnu.so",
-            "mooncake/store_rs.so",
-        ]);
-        assert_eq!(
-            locate(&new, "mooncake.store"),
-            Some((
-                "mooncake._store".into(),
-                "mooncake/_store.cpython-311-x86_64-linux-gnu.so".into()
-            ))
-        );
+        let cases: [(&[&str], (&str, &str)); 3] = [
+            (
+                &[
+                    "mooncake/__init__.py",
+                    "mooncake/store.so",
+                    "mooncake/engine.so",
+                ],
+                ("mooncake.store", "mooncake/store.so"),
+            ),
+            (
+                &["mooncake/store.cpython-311-x86_64-linux-gnu.so"],
+                (
+                    "mooncake.store",
+                    "mooncake/store.cpython-311-x86_64-linux-gnu.so",
+                ),
+            ),
+            (
+                &[
+                    "mooncake/store/__init__.py",
+                    "mooncake/_store.cpython-311-x86_64-linux-gnu.so",
+                    "mooncake/store_rs.so",
+                ],
+                (
+                    "mooncake._store",
+                    "mooncake/_store.cpython-311-x86_64-linux-gnu.so",
+                ),
+            ),
+        ];
+        for (files, (module, file)) in cases {
+            let found = locate(&names(files), "mooncake.store");
+            let want = Some((module.to_owned(), file.to_owned()));
+            assert_eq!(found, want, "{files:?}");
+        }
         // Neither a look-alike name nor a private module without the package counts.
         for list in [
             names(&["mooncake/store_rs.so", "mooncake/storex.so"]),

@@ -14,9 +14,18 @@ prints {"seconds": [per-run wall time], "uses": N, "failures": M, "warnings": W}
 
 import ast
 import json
+import os
 import re
 import sys
 import time
+
+from verify_ast import dotted  # the same rule, beside this file
+
+# The one pybind11 docstring splitter, the file the shim and the core reader carry.
+_OVERLOADS = {"re": re}
+with open(os.path.join(os.path.dirname(__file__), "../../contract/src/signature/overloads.py")) as _f:
+    exec(_f.read(), _OVERLOADS)
+split_params = _OVERLOADS["_split_params"]
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 KEYWORDS = {"False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
@@ -133,17 +142,7 @@ class Index:
                 for h in s.handlers:
                     if h.name:
                         self.local(h.name)
-            for field, value in ast.iter_fields(s):
-                if field == "annotation":
-                    continue
-                if isinstance(value, list):
-                    for v in value:
-                        if isinstance(v, ast.stmt):
-                            self.stmt(v)
-                        elif isinstance(v, ast.AST):
-                            self.sub(v)
-                elif isinstance(value, ast.AST):
-                    self.sub(value)
+            self.children(s, skip="annotation")
 
     def sub(self, node):
         if isinstance(node, ast.expr):
@@ -151,15 +150,17 @@ class Index:
         elif isinstance(node, ast.excepthandler):
             self.body(node.body)
         else:
-            for field, value in ast.iter_fields(node):
-                if isinstance(value, list):
-                    for v in value:
-                        if isinstance(v, ast.stmt):
-                            self.stmt(v)
-                        elif isinstance(v, ast.AST):
-                            self.sub(v)
-                elif isinstance(value, ast.AST):
-                    self.sub(value)
+            self.children(node)
+
+    def children(self, node, skip=None):
+        for field, value in ast.iter_fields(node):
+            if field == skip:
+                continue
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, ast.stmt):
+                    self.stmt(v)
+                elif isinstance(v, ast.AST):
+                    self.sub(v)
 
     def resolve(self, scope, name):
         start = scope
@@ -184,15 +185,6 @@ class Index:
             if name in self.classes[c]["methods"]:
                 return self.classes[c]["methods"][name]
         return None
-
-
-def dotted(e):
-    if isinstance(e, ast.Name):
-        return e.id
-    if isinstance(e, ast.Attribute):
-        inner = dotted(e.value)
-        return inner and f"{inner}.{e.attr}"
-    return None
 
 
 # ---------------------------------------------------------------------------- analysis
@@ -433,16 +425,13 @@ class Analyzer:
             self.eval(s.value)
         else:
             for field, value in ast.iter_fields(s):
-                if isinstance(value, list):
-                    for v in value:
-                        if isinstance(v, ast.stmt):
-                            self.stmt(v)
-                        elif isinstance(v, ast.expr):
-                            self.eval(v)
-                        elif isinstance(v, ast.match_case):
-                            self.body(v.body)
-                elif isinstance(value, ast.expr):
-                    self.eval(value)
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, ast.stmt):
+                        self.stmt(v)
+                    elif isinstance(v, ast.expr):
+                        self.eval(v)
+                    elif isinstance(v, ast.match_case):
+                        self.body(v.body)
 
     def assign(self, target, vals):
         if isinstance(target, ast.Name):
@@ -965,29 +954,8 @@ def describe(u, native_module):
 
 
 def overload_params(text):
-    out, depth, cur, quote, kwonly = [], 0, "", None, False
-    pieces = []
-    for ch in text:
-        if quote:
-            cur += ch
-            quote = None if ch == quote else quote
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch in "[({<":
-            depth += 1
-        elif ch in "])}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            pieces.append(cur)
-            cur = ""
-            continue
-        cur += ch
-    pieces.append(cur)
-    for p in pieces:
-        p = p.strip()
-        if not p:
-            continue
+    out, kwonly = [], False
+    for p in split_params(text):
         if p == "/":
             out = [(n, "posonly", d) for n, _, d in out]
             continue

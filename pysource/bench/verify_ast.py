@@ -106,7 +106,7 @@ def want_default(d):
     if d is None:
         return None
     if "Expr" in d:
-        return ("expr", ast.unparse(ast.parse(d["Expr"], mode="eval").body))
+        return ("expr", ast.unparse(ast.parse(d["Expr"]["text"], mode="eval").body))
     return ("factory", ast.unparse(ast.parse(d["Factory"], mode="eval").body))
 
 
@@ -195,4 +195,5 @@ def main():
     print(json.dumps({"seconds": seconds, "mismatches": len(misses)}))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -28,20 +28,28 @@ mod tests {
 
     #[test]
     fn quote_style_and_spacing_do_not_matter() {
-        assert_eq!(c("'bundle'"), c("\"bundle\""));
-        assert_eq!(c("1<<20"), c("1 << 20"));
-        assert_eq!(c("(1,2)"), c("( 1, 2 )"));
-        assert_eq!(c("{'a':1}"), c("{\"a\": 1}"));
-        assert_eq!(c("0x10"), c("16"));
-        assert_eq!(c("\"it's\""), c("'it\\'s'"));
+        for (a, b) in [
+            ("'bundle'", "\"bundle\""),
+            ("1<<20", "1 << 20"),
+            ("(1,2)", "( 1, 2 )"),
+            ("{'a':1}", "{\"a\": 1}"),
+            ("0x10", "16"),
+            ("\"it's\"", "'it\\'s'"),
+        ] {
+            assert_eq!(c(a), c(b), "{a} vs {b}");
+        }
     }
 
     #[test]
     fn different_values_differ() {
-        assert_ne!(c("'bundle'"), c("'bundles'"));
-        assert_ne!(c("None"), c("'None'"));
-        assert_ne!(c("1 << 20"), c("1 << 21"));
-        assert_ne!(c("(1 + 2) * 3"), c("1 + 2 * 3"));
-        assert_ne!(c("f(1)"), c("f(1,)x"));
+        for (a, b) in [
+            ("'bundle'", "'bundles'"),
+            ("None", "'None'"),
+            ("1 << 20", "1 << 21"),
+            ("(1 + 2) * 3", "1 + 2 * 3"),
+            ("f(1)", "f(1,)x"),
+        ] {
+            assert_ne!(c(a), c(b), "{a} vs {b}");
+        }
     }
 }

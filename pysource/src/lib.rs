@@ -13,6 +13,7 @@ pub mod default_expr;
 pub mod domain;
 pub mod extract;
 pub mod facts;
+pub mod flow;
 pub mod matrix;
 pub mod nesting;
 pub mod report;

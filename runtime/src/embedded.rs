@@ -120,22 +120,20 @@ impl EmbeddedStore {
         config: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<i64>> {
         config_ok(config)?;
-        same_len(
+        per_entry(
             "batch_put_from",
-            &[keys.len(), buffer_ptrs.len(), sizes.len()],
-        )?;
-        Ok(keys
-            .iter()
-            .zip(buffer_ptrs.iter().zip(&sizes))
-            .map(|(key, (&ptr, &size))| {
+            &keys,
+            &buffer_ptrs,
+            &sizes,
+            |key, ptr, size| {
                 if ptr == 0 {
                     return status::INVALID_PARAMS;
                 }
                 // SAFETY: put_from's contract, per entry.
                 let data = py.detach(|| unsafe { copy_from_addr(&self.pool, Addr(ptr), size) });
                 self.insert(key, data)
-            })
-            .collect())
+            },
+        )
     }
 
     /// `get(key) -> bytes`; `b""` for a missing key, like the real client.
@@ -159,15 +157,13 @@ impl EmbeddedStore {
         buffer_ptrs: Vec<usize>,
         sizes: Vec<usize>,
     ) -> PyResult<Vec<i64>> {
-        same_len(
+        per_entry(
             "batch_get_into",
-            &[keys.len(), buffer_ptrs.len(), sizes.len()],
-        )?;
-        Ok(keys
-            .iter()
-            .zip(buffer_ptrs.iter().zip(&sizes))
-            .map(|(key, (&ptr, &size))| self.read_into(py, key, Addr(ptr), size))
-            .collect())
+            &keys,
+            &buffer_ptrs,
+            &sizes,
+            |key, ptr, size| self.read_into(py, key, Addr(ptr), size),
+        )
     }
 
     /// `get_into_ranges(buffer_ptrs, all_keys, all_dst_offsets, all_src_offsets, all_sizes)`:
@@ -307,6 +303,22 @@ impl EmbeddedStore {
         py.detach(|| unsafe { copy_to_addr(&value, dst) });
         value.len() as i64
     }
+}
+
+/// `each(key, buffer_ptr, size)` per entry of a batch call's three parallel lists.
+fn per_entry(
+    call: &str,
+    keys: &[String],
+    buffer_ptrs: &[usize],
+    sizes: &[usize],
+    mut each: impl FnMut(&str, usize, usize) -> i64,
+) -> PyResult<Vec<i64>> {
+    same_len(call, &[keys.len(), buffer_ptrs.len(), sizes.len()])?;
+    Ok(keys
+        .iter()
+        .zip(buffer_ptrs.iter().zip(sizes))
+        .map(|(key, (&ptr, &size))| each(key, ptr, size))
+        .collect())
 }
 
 fn same_len(call: &str, lens: &[usize]) -> PyResult<()> {

@@ -74,7 +74,6 @@ pub struct RefHandle {
     pub namespace: String,
     #[serde(default = "default_scope")]
     pub partition: String,
-    #[serde(default)]
     pub global_indexes: Option<Vec<i64>>,
     pub stage_refs: BTreeMap<String, StageRef>,
     pub field_index: BTreeMap<String, FieldLocation>,

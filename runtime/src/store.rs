@@ -30,11 +30,9 @@ pub struct StoreConfig {
     /// `host:port` of mooncake_master's RPC port.
     pub master_server_addr: String,
     /// Copies per object, passed per put as `ReplicateConfig.replica_num`; `None` = default.
-    #[serde(default)]
     pub replica_num: Option<u32>,
     /// Sets `MC_TCP_BIND_ADDRESS` before setup (needed on loopback with http metadata, or the
     /// transfer engine advertises the machine's external address).
-    #[serde(default)]
     pub tcp_bind_address: Option<String>,
     /// How long the master (and an http metadata server) may take to accept a TCP connection.
     #[serde(default = "default_probe_ms")]
@@ -302,15 +300,13 @@ mod tests {
 
     #[test]
     fn metadata_urls_give_their_host_and_port() {
-        assert_eq!(
-            http_hostport("http://127.0.0.1:8080/metadata").as_deref(),
-            Some("127.0.0.1:8080")
-        );
-        assert_eq!(
-            http_hostport("http://meta/metadata").as_deref(),
-            Some("meta:80")
-        );
-        assert_eq!(http_hostport("P2PHANDSHAKE"), None);
+        for (url, hostport) in [
+            ("http://127.0.0.1:8080/metadata", Some("127.0.0.1:8080")),
+            ("http://meta/metadata", Some("meta:80")),
+            ("P2PHANDSHAKE", None),
+        ] {
+            assert_eq!(http_hostport(url).as_deref(), hostport, "{url}");
+        }
     }
 
     #[test]

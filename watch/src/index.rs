@@ -7,7 +7,7 @@
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
 use super::{links, listing};
-use mooncake_sos_contract::bounded::step::{StepError, bounded, tail};
+use mooncake_sos_contract::bounded::step::bounded;
 use mooncake_sos_pysource::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
 use mooncake_sos_pysource::version::Release;
 use serde::{Deserialize, Serialize};
@@ -44,7 +44,7 @@ pub struct Wheel {
     pub size: u64,
     /// Where it was downloaded from, as the `--index-url` page links it (`None`: pip's own
     /// index, or a cache entry older than this field).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Where it is kept (not part of any output: machine-specific).
     #[serde(skip)]
@@ -413,20 +413,11 @@ impl Index {
         })?;
         cmd.env("TMPDIR", work.path());
         let done = bounded(cmd, Instant::now() + self.timeout).map_err(|e| {
-            let why = match e {
-                StepError::TimedOut => format!("no answer within {} s", self.timeout.as_secs()),
-                StepError::Failed(m) => m,
-            };
-            LoadError::new(label, format!("pip, {doing}: {why}"))
+            LoadError::new(label, format!("pip, {doing}: {}", e.describe(self.timeout)))
         })?;
         if !done.status.success() {
-            let why = links::pip_hash_mismatch(&done.stderr).unwrap_or_else(|| {
-                format!(
-                    "pip, {doing}, failed ({}): {}",
-                    done.status,
-                    tail(&done.stderr, 3)
-                )
-            });
+            let why = links::pip_hash_mismatch(&done.stderr)
+                .unwrap_or_else(|| format!("pip, {doing}, {}", done.failure(3)));
             return Err(LoadError::new(label, why));
         }
         Ok(done.stdout)

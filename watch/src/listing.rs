@@ -3,7 +3,6 @@
 //! its tags, or a source archive), whose `data-requires-python` it meets, not yanked, not
 //! pre-releases. The interpreter's tags and version are asked of its pip once and kept.
 
-use mooncake_sos_contract::bounded::step::StepError;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::{Release, compare};
 use pep440_rs::{Version, VersionSpecifiers};
@@ -40,22 +39,14 @@ impl Interpreter {
                     std::time::Instant::now() + timeout,
                 )
                 .map_err(|e| {
-                    let why = match e {
-                        StepError::TimedOut => {
-                            format!("no answer within {} s", timeout.as_secs())
-                        }
-                        StepError::Failed(m) => m,
-                    };
+                    let why = e.describe(timeout);
                     LoadError::new(&label, format!("reading its wheel tags: {why}"))
                 })?;
                 if !done.status.success() {
+                    let why = done.failure(3);
                     return Err(LoadError::new(
                         &label,
-                        format!(
-                            "reading its wheel tags through pip failed ({}): {}",
-                            done.status,
-                            mooncake_sos_contract::bounded::step::tail(&done.stderr, 3)
-                        ),
+                        format!("reading its wheel tags through pip {why}"),
                     ));
                 }
                 let _ =

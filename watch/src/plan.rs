@@ -32,6 +32,22 @@ pub struct Step {
     pub reason: String,
 }
 
+impl Step {
+    /// `pin at 0.3.12`, or the strategy alone.
+    pub fn target(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} at {v}", self.to),
+            None => self.to.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.target(), self.reason)
+    }
+}
+
 impl ImagePlan {
     /// Whether watch asks for something: a transition, or a newer release breaking the image.
     pub fn actionable(&self) -> bool {

@@ -97,39 +97,17 @@ pub fn text(report: &Report) -> String {
             i.image, i.strategy, i.package, i.version
         ));
         match &i.transition {
-            Some(s) => out.push_str(&format!(
-                "  transition: {} -> {}{}: {}\n",
-                i.strategy,
-                s.to,
-                at(&s.version),
-                s.reason
-            )),
+            Some(s) => out.push_str(&format!("  transition: {} -> {s}\n", i.strategy)),
             None => out.push_str("  transition: none now\n"),
         }
         for b in &i.blocked {
-            out.push_str(&format!(
-                "  blocked: {}{}: {}\n",
-                b.to,
-                at(&b.version),
-                b.reason
-            ));
+            out.push_str(&format!("  blocked: {b}\n"));
         }
         for b in &i.breaking {
-            out.push_str(&format!(
-                "  breaks: {}{}: {}\n",
-                b.to,
-                at(&b.version),
-                b.reason
-            ));
+            out.push_str(&format!("  breaks: {b}\n"));
         }
     }
     out
-}
-
-fn at(version: &Option<String>) -> String {
-    version
-        .as_ref()
-        .map_or(String::new(), |v| format!(" at {v}"))
 }
 
 /// Markdown table cells may not hold a `|` or a line break.
@@ -143,13 +121,7 @@ pub fn markdown(report: &Report) -> String {
     );
     for i in &report.images {
         let transition = i.transition.as_ref().map_or("none now".to_owned(), |s| {
-            format!(
-                "**{} → {}{}**: {}",
-                i.strategy,
-                s.to,
-                at(&s.version),
-                s.reason
-            )
+            format!("**{} → {}**: {}", i.strategy, s.target(), s.reason)
         });
         let list = |steps: &[super::plan::Step]| {
             if steps.is_empty() {
@@ -157,7 +129,7 @@ pub fn markdown(report: &Report) -> String {
             } else {
                 steps
                     .iter()
-                    .map(|b| format!("{}{}: {}", b.to, at(&b.version), b.reason))
+                    .map(|b| b.to_string())
                     .collect::<Vec<_>>()
                     .join("<br>")
             }
@@ -201,12 +173,11 @@ pub fn github(report: &Report, manifest: &str) -> String {
     for i in &report.images {
         if let Some(s) = &i.transition {
             out.push_str(&format!(
-                "::warning file={manifest},line={}::image {}: {} -> {}{} is possible: {}\n",
+                "::warning file={manifest},line={}::image {}: {} -> {} is possible: {}\n",
                 i.line,
                 i.image,
                 i.strategy,
-                s.to,
-                at(&s.version),
+                s.target(),
                 esc(&s.reason)
             ));
         }

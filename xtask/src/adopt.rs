@@ -5,7 +5,7 @@
 //! The decision and the edit are `mooncake_sos_watch::adopt`.
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::ManifestArg;
+use crate::manifest::Manifest;
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
 use mooncake_sos_contract::model::Strategy;
@@ -40,12 +40,9 @@ pub struct Args {
     version: Option<String>,
     #[command(flatten)]
     watch: WatchArgs,
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let api = &manifest.api;
     let Some(image) = api.images.iter().find(|i| i.id == args.image) else {
         return Err(BadInput(format!(

@@ -5,7 +5,7 @@
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::{ManifestArg, repo_root};
+use crate::manifest::{Manifest, repo_root};
 use mooncake_sos_contract::bounded;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_pysource::source::ModuleSource;
@@ -28,12 +28,9 @@ pub struct Args {
     /// Time the native-surface derivation and check instead of the symbol check.
     #[arg(long)]
     surface: bool,
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     bench(args, &manifest.path, &manifest.api)
         .map_err(|message| BadInput(format!("bench-verify: error: {message}")))?;
     Ok(Outcome::Ok)

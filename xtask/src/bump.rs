@@ -3,7 +3,7 @@
 //! its package's modules); then regenerates every output.
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::ManifestArg;
+use crate::manifest::Manifest;
 use crate::upstream::FetchArgs;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_contract::model::values::is_hex;
@@ -25,13 +25,10 @@ pub struct Args {
     #[arg(long)]
     fetch: bool,
     #[command(flatten)]
-    manifest: ManifestArg,
-    #[command(flatten)]
     fetch_args: FetchArgs,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let api = &manifest.api;
     let commit = &args.commit;
     if !is_hex(commit, 40) {

@@ -4,7 +4,7 @@
 
 use crate::core_diff::{self, Form};
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::ManifestArg;
+use crate::manifest::Manifest;
 use crate::upstream::Reading;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_native::images::{self, Unread};
@@ -44,13 +44,9 @@ pub struct Args {
     images: bool,
     #[command(flatten)]
     pub reading: Reading,
-    /// The manifest; cores/ is beside it.
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let api = &manifest.api;
     let root = manifest.root().to_path_buf();
     let reader = args.reading.reader()?;

@@ -16,7 +16,7 @@ const FILE_NAME: &str = "api.toml";
 #[derive(clap::Args, Clone, Debug)]
 pub struct ManifestArg {
     /// The manifest (default: the api.toml of the checkout); outputs are relative to its directory.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     manifest: Option<PathBuf>,
 }
 

@@ -3,7 +3,7 @@
 //! releases × native cores.
 
 use crate::exit::{Outcome, Result};
-use crate::manifest::ManifestArg;
+use crate::manifest::Manifest;
 use mooncake_sos_native::table;
 use mooncake_sos_pysource::{matrix, source};
 use mooncake_sos_watch::pin;
@@ -28,13 +28,10 @@ pub struct Args {
     cores: Vec<PathBuf>,
     #[command(flatten)]
     reading: crate::upstream::Reading,
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
 /// Ok when some release carries the whole API, Failed when none does.
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let api = &manifest.api;
     let mut wheels = Vec::new();
     for input in &args.inputs {

@@ -11,15 +11,13 @@ pub struct Args {
     /// Overwrite regions that were edited by hand.
     #[arg(long)]
     force: bool,
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> Result {
+pub fn run(args: &Args, manifest: &ManifestArg) -> Result {
     let mode = if args.check {
         Mode::Check
     } else {
         Mode::Write { force: args.force }
     };
-    manifest::regen(&args.manifest.path()?, mode)
+    manifest::regen(&manifest.path()?, mode)
 }

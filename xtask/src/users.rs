@@ -4,7 +4,7 @@
 //! each pin image's pin (what `verify` runs too).
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::{Manifest, ManifestArg};
+use crate::manifest::Manifest;
 use crate::upstream::IndexArgs;
 use mooncake_sos_contract::model::{Api, Image, Layer};
 use mooncake_sos_native::model::Read;
@@ -28,12 +28,9 @@ pub struct Args {
     python: PathBuf,
     #[command(flatten)]
     index: IndexArgs,
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let (api, root) = (&manifest.api, manifest.root());
     let records = match &args.record {
         None => return check_pins(api, root),

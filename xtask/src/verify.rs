@@ -2,7 +2,7 @@
 //! `--wheel`, `--fetch`) or in a real interpreter through the generated shim (`--python`).
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::ManifestArg;
+use crate::manifest::Manifest;
 use crate::upstream::FetchArgs;
 use mooncake_sos_pysource::source::ModuleSource;
 use std::path::PathBuf;
@@ -52,13 +52,10 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    manifest: ManifestArg,
-    #[command(flatten)]
     fetch_args: FetchArgs,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let api = &manifest.api;
     if args.json && !args.surface && args.consumer.is_empty() {
         return Err(BadInput(

@@ -4,7 +4,7 @@
 //! release would break an image; 2: an error. The work is `mooncake_sos_watch`.
 
 use crate::exit::{Outcome, Result};
-use crate::manifest::ManifestArg;
+use crate::manifest::Manifest;
 use crate::upstream::WatchArgs;
 use mooncake_sos_watch::render;
 
@@ -25,12 +25,9 @@ pub struct Args {
     timings: bool,
     #[command(flatten)]
     watch: WatchArgs,
-    #[command(flatten)]
-    manifest: ManifestArg,
 }
 
-pub fn run(args: &Args) -> Result {
-    let manifest = args.manifest.load()?;
+pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let (report, timings) = args.watch.run(&manifest)?;
     if args.json {
         println!("{}", render::json(&report));

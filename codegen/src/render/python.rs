@@ -50,22 +50,19 @@ impl Py {
                     .collect();
                 format!("[\n{body}{close}]")
             }
-            Py::Dict(items) => {
-                let body: Vec<String> = items
-                    .iter()
-                    .map(|(k, v)| format!("{}: {}", str_literal(k), v.to_source(indent)))
-                    .collect();
-                format!("{{{}}}", body.join(", "))
-            }
-            Py::Map(items) => {
-                let body: Vec<String> = items
-                    .iter()
-                    .map(|(k, v)| format!("{}: {}", str_literal(k), v.to_source(indent)))
-                    .collect();
-                format!("{{{}}}", body.join(", "))
-            }
+            Py::Dict(items) => dict_source(items, indent),
+            Py::Map(items) => dict_source(items, indent),
         }
     }
+}
+
+/// `{"k": v, ...}` on one line, keys in the order given.
+fn dict_source<K: AsRef<str>>(items: &[(K, Py)], indent: usize) -> String {
+    let body: Vec<String> = items
+        .iter()
+        .map(|(k, v)| format!("{}: {}", str_literal(k.as_ref()), v.to_source(indent)))
+        .collect();
+    format!("{{{}}}", body.join(", "))
 }
 
 /// A double-quoted Python string literal, on one line of plain text: JSON's escapes (all

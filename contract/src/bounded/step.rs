@@ -12,12 +12,29 @@ pub struct Finished {
     pub stderr: String,
 }
 
+impl Finished {
+    /// `failed (<status>): <the last lines of stderr>`, for an error message.
+    pub fn failure(&self, lines: usize) -> String {
+        format!("failed ({}): {}", self.status, tail(&self.stderr, lines))
+    }
+}
+
 /// Why a step has no result.
 pub enum StepError {
     /// Killed at the deadline.
     TimedOut,
     /// Could not be started or waited for.
     Failed(String),
+}
+
+impl StepError {
+    /// In words, for a step that had `timeout` to answer.
+    pub fn describe(self, timeout: std::time::Duration) -> String {
+        match self {
+            StepError::TimedOut => format!("no answer within {} s", timeout.as_secs()),
+            StepError::Failed(m) => m,
+        }
+    }
 }
 
 /// Runs `command` until it exits or `deadline` passes.

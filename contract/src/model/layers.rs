@@ -145,18 +145,13 @@ mod tests {
 
     #[test]
     fn files_name_their_modules() {
-        assert_eq!(
-            module_of("mooncake/_partial_read.py").as_deref(),
-            Some("mooncake._partial_read")
-        );
-        assert_eq!(
-            module_of("mooncake/store/__init__.py").as_deref(),
-            Some("mooncake.store")
-        );
-        assert_eq!(
-            module_of("mooncake/store/backend.py").as_deref(),
-            Some("mooncake.store.backend")
-        );
+        for (file, module) in [
+            ("mooncake/_partial_read.py", "mooncake._partial_read"),
+            ("mooncake/store/__init__.py", "mooncake.store"),
+            ("mooncake/store/backend.py", "mooncake.store.backend"),
+        ] {
+            assert_eq!(module_of(file).as_deref(), Some(module), "{file}");
+        }
         for bad in [
             "mooncake/x.so",
             "mooncake/9x.py",

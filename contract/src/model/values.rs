@@ -114,13 +114,11 @@ pub fn is_dist_name(s: &str) -> bool {
 
 /// A Docker image name (`owner/name`, lowercase) or tag (`[A-Za-z0-9_.-]`, at most 128).
 pub fn is_image_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.split('/').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'))
-        })
+    parts_all(
+        s,
+        '/',
+        |c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'),
+    )
 }
 
 pub fn is_image_tag(s: &str) -> bool {
@@ -133,12 +131,13 @@ pub fn is_image_tag(s: &str) -> bool {
 
 /// Lowercase words joined by `-`: region and ARG names derive from it.
 pub fn is_kebab(s: &str) -> bool {
-    !s.is_empty()
-        && s.split('-').all(|w| {
-            !w.is_empty()
-                && w.bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
+    parts_all(s, '-', |c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// `s` split at `sep` into parts none of which is empty, each of bytes `ok` takes.
+fn parts_all(s: &str, sep: char, ok: fn(u8) -> bool) -> bool {
+    s.split(sep)
+        .all(|part| !part.is_empty() && part.bytes().all(ok))
 }
 
 /// `sys.stdlib_module_names` of CPython 3.11, one per line (top-level names only).

@@ -48,10 +48,8 @@ pub struct RawUpstream {
     #[serde(default)]
     pub prs: Vec<S<i64>>,
     pub raw_base_url: S<String>,
-    #[serde(default)]
     pub native_module: Option<S<String>>,
     /// Parameter name -> the native class whose instance it carries (`store = "..."`).
-    #[serde(default)]
     pub native_roles: Option<S<BTreeMap<String, S<String>>>>,
     /// `[[upstream.file]]`: more files of the repository overlaid with the module.
     #[serde(default)]
@@ -63,7 +61,6 @@ pub struct RawUpstream {
 pub struct RawShim {
     pub module: S<String>,
     /// No longer a key (the path is derived from `module`): kept only to say so, located.
-    #[serde(default)]
     pub image_copy_from: Option<S<String>>,
 }
 
@@ -71,9 +68,7 @@ pub struct RawShim {
 #[serde(deny_unknown_fields)]
 pub struct RawDrop {
     pub condition: S<String>,
-    #[serde(default)]
     pub first_release: Option<S<String>>,
-    #[serde(default)]
     pub first_release_package: Option<S<String>>,
 }
 
@@ -83,19 +78,13 @@ pub struct RawDrop {
 pub struct RawSymbol {
     pub name: S<String>,
     pub kind: S<String>,
-    #[serde(default)]
     pub frozen: Option<S<bool>>,
-    #[serde(default)]
     pub fields: Option<S<Vec<S<RawParam>>>>,
-    #[serde(default)]
     pub init: Option<S<Vec<S<RawParam>>>>,
     #[serde(default)]
     pub method: Vec<S<RawMethod>>,
-    #[serde(default)]
     pub target: Option<S<String>>,
-    #[serde(default)]
     pub params: Option<S<Vec<S<RawParam>>>>,
-    #[serde(default)]
     pub returns: Option<S<String>>,
 }
 
@@ -103,11 +92,9 @@ pub struct RawSymbol {
 #[serde(deny_unknown_fields)]
 pub struct RawMethod {
     pub name: S<String>,
-    #[serde(default)]
     pub staticmethod: Option<S<bool>>,
     #[serde(default)]
     pub params: Vec<S<RawParam>>,
-    #[serde(default)]
     pub returns: Option<S<String>>,
 }
 
@@ -116,18 +103,13 @@ pub struct RawMethod {
 #[serde(deny_unknown_fields)]
 pub struct RawParam {
     pub name: S<String>,
-    #[serde(default)]
     pub kind: Option<S<String>>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub annotation: Option<S<String>>,
-    #[serde(default)]
     pub default: Option<S<String>>,
-    #[serde(default)]
     pub default_factory: Option<S<String>>,
     /// The values the module accepts (`Literal[...]`, a closed dispatch), strings as written.
-    #[serde(default)]
     pub domain: Option<S<Vec<S<String>>>>,
-    #[serde(default)]
     pub rust: Option<S<String>>,
 }
 
@@ -135,23 +117,16 @@ pub struct RawParam {
 #[serde(deny_unknown_fields)]
 pub struct RawNative {
     /// The extension module `object` is in, when not `[upstream] native_module`.
-    #[serde(default)]
     pub module: Option<S<String>>,
     pub object: S<String>,
-    #[serde(default)]
     pub overload: Option<S<String>>,
-    #[serde(default)]
     pub attribute: Option<S<String>>,
-    #[serde(default)]
     pub instance: Option<S<bool>>,
-    #[serde(default)]
     pub access: Option<S<String>>,
-    #[serde(default, rename = "use")]
+    #[serde(rename = "use")]
     pub usage: Option<S<String>>,
-    #[serde(default)]
     pub by: Option<S<String>>,
     /// The keys of the dict a callable takes as its first argument (`setup({...})`).
-    #[serde(default)]
     pub dict_keys: Option<S<Vec<S<String>>>>,
     pub reason: S<String>,
 }
@@ -161,7 +136,7 @@ pub struct RawNative {
 #[serde(deny_unknown_fields)]
 pub struct RawSibling {
     pub module: S<String>,
-    #[serde(default, rename = "use")]
+    #[serde(rename = "use")]
     pub usage: Option<S<String>>,
     pub reason: S<String>,
 }
@@ -173,23 +148,15 @@ pub struct RawImage {
     pub strategy: S<String>,
     pub base_image: S<String>,
     pub base_tag: S<String>,
-    #[serde(default)]
     pub base_package: Option<S<String>>,
-    #[serde(default)]
     pub base_version: Option<S<String>>,
-    #[serde(default)]
     pub fill_package: Option<S<String>>,
-    #[serde(default)]
     pub fill_version: Option<S<String>>,
     /// Strategy `pin`: the release of `base_package` the image installs (a `[[release]]`).
-    #[serde(default)]
     pub pin_version: Option<S<String>>,
-    #[serde(default)]
     pub build_py: Option<S<String>>,
-    #[serde(default)]
     pub build_py_variant: Option<S<String>>,
     /// The native core the image runs on, when its base image does not install it from a wheel.
-    #[serde(default)]
     pub core: Option<S<RawImageCore>>,
     /// The base image's other users of the package, `"dist==version"` each (sglang).
     #[serde(default)]
@@ -207,11 +174,13 @@ const PROSE_KEYS: &[&str] = &["condition", "reason"];
 /// generated file can carry (a control character; a line break outside prose), comes back
 /// located.
 pub fn parse(source: &Source) -> Result<RawManifest, Diagnostic> {
-    let raw = shape(source)?;
-    let table = toml::de::DeTable::parse(&source.text)
-        .map_err(|e| Diagnostic::new(source, e.span().unwrap_or(0..0), "invalid TOML"))?;
-    strings_in_table(source, table.get_ref())?;
-    Ok(raw)
+    // One TOML parse serves both: the strings are checked on it before serde takes it, and
+    // a shape error (an unknown key, a wrong type) is still the one reported first.
+    let table = toml::de::DeTable::parse(&source.text).map_err(|e| toml_error(source, &e))?;
+    let strings = strings_in_table(source, table.get_ref());
+    let raw = RawManifest::deserialize(toml::de::Deserializer::from(table))
+        .map_err(|e| toml_error(source, &e))?;
+    strings.map(|()| raw)
 }
 
 fn strings_in_table(source: &Source, table: &toml::de::DeTable<'_>) -> Result<(), Diagnostic> {
@@ -257,16 +226,9 @@ fn strings_in_value(
 }
 
 /// serde's shape check: unknown, missing and mistyped keys.
-fn shape(source: &Source) -> Result<RawManifest, Diagnostic> {
-    toml::from_str(&source.text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        // toml's message repeats the snippet on later lines: keep its first line.
-        let message = e
-            .message()
-            .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .to_string();
-        Diagnostic::new(source, span, message)
-    })
+fn toml_error(source: &Source, e: &toml::de::Error) -> Diagnostic {
+    let span = e.span().unwrap_or(0..0);
+    // toml's message repeats the snippet on later lines: keep its first line.
+    let message = e.message().lines().next().unwrap_or("invalid TOML");
+    Diagnostic::new(source, span, message)
 }

@@ -37,9 +37,7 @@ pub struct RawPut {
     #[serde(rename = "type")]
     pub kind: S<String>,
     pub namespace: S<String>,
-    #[serde(default)]
     pub chunk_bytes: Option<S<i64>>,
-    #[serde(default)]
     pub replica_num: Option<S<i64>>,
 }
 
@@ -57,9 +55,7 @@ pub struct RawField {
     pub name: S<String>,
     pub codec: S<String>,
     pub section: S<String>,
-    #[serde(default)]
     pub dtype: Option<S<String>>,
-    #[serde(default)]
     pub nullable: Option<S<bool>>,
     /// A Python literal: the field's rows (or, in meta_info, its value).
     pub value: S<String>,

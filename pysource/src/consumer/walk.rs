@@ -14,6 +14,7 @@ pub(super) use special::COMPUTED;
 
 use super::keys::Search;
 use super::{ConsumerUse, UseKind};
+use crate::flow::Binder;
 use crate::source::Lines;
 use mooncake_sos_contract::signature::CallShape;
 use ruff_python_ast::visitor::{self, Visitor};
@@ -243,7 +244,7 @@ impl<'a> Walk<'a, '_> {
             Expr::Call(c) => self.call(c),
             Expr::Named(n) => {
                 let val = self.eval(&n.value);
-                self.assign(&n.target, val.clone());
+                self.assign_to(&n.target, val.clone());
                 val
             }
             // Flow-insensitive: either arm.

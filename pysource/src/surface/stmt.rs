@@ -4,6 +4,7 @@ use super::guard::{exits, is_type_checking, try_guard};
 use super::value::{Val, Vals};
 use super::walk::{Analyzer, elements};
 use super::{Access, Target};
+use crate::flow::Binder;
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 
@@ -85,20 +86,7 @@ impl<'a> Analyzer<'a> {
                 self.body(&c.body);
                 self.scope = saved;
             }
-            Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
-                ([Expr::Tuple(t)], Expr::Tuple(v)) if t.elts.len() == v.elts.len() => {
-                    for (target, value) in t.elts.iter().zip(&v.elts) {
-                        let vals = self.eval(value);
-                        self.assign(target, vals);
-                    }
-                }
-                _ => {
-                    let vals = self.eval(&a.value);
-                    for target in &a.targets {
-                        self.assign(target, vals.clone());
-                    }
-                }
-            },
+            Stmt::Assign(a) => self.bind_assignment(a),
             Stmt::AnnAssign(a) => {
                 if let Some(v) = &a.value {
                     let vals = self.eval(v);
@@ -221,5 +209,15 @@ impl<'a> Analyzer<'a> {
                 self.eval(other);
             }
         }
+    }
+}
+
+impl<'a> Binder<'a> for Analyzer<'a> {
+    type Value = Vals<'a>;
+    fn evaluate(&mut self, e: &'a Expr) -> Vals<'a> {
+        self.eval(e)
+    }
+    fn assign_to(&mut self, target: &'a Expr, value: Vals<'a>) {
+        self.assign(target, value);
     }
 }

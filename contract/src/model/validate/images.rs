@@ -146,21 +146,16 @@ impl Validator<'_> {
                 self.error(v, format!("`{key}` does not apply to strategy {strategy}"));
             }
         }
-        let build_py = match (&r.build_py, &r.build_py_variant) {
-            (Some(p), Some(v)) => Some(BuildPyVariant {
+        let build_py = self
+            .both(
+                &r.build_py,
+                &r.build_py_variant,
+                ["build_py", "build_py_variant"],
+            )
+            .map(|(p, v)| BuildPyVariant {
                 path: self.path(p, "build_py"),
                 variant: self.text(v, |s| is_kebab(s) || is_image_tag(s), "build_py_variant"),
-            }),
-            (None, None) => None,
-            (Some(p), None) => {
-                self.error(p, "build_py needs build_py_variant");
-                None
-            }
-            (None, Some(v)) => {
-                self.error(v, "build_py_variant needs build_py");
-                None
-            }
-        };
+            });
         let core = self.image_core(id, img, &layer);
         let users = r.users.iter().filter_map(|u| self.user(u)).collect();
         let user_modules = r

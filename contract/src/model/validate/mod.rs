@@ -14,6 +14,14 @@ use super::values::*;
 use super::*;
 use crate::diag::{Diagnostic, Diagnostics, Source};
 use crate::parse::{RawManifest, S};
+use std::collections::BTreeSet;
+
+/// The rule a list's names follow.
+#[derive(Clone, Copy)]
+enum Name {
+    Python,
+    Kebab,
+}
 
 pub fn validate(raw: &RawManifest, source: &Source) -> Result<Api, Diagnostics> {
     let mut v = Validator {
@@ -41,6 +49,54 @@ impl Validator<'_> {
             self.error(value, format!("invalid {what}: {:?}", value.get_ref()));
         }
         value.get_ref().clone()
+    }
+
+    /// A name that must differ from the others of its list (`seen`): a Python identifier,
+    /// or, for `Name::Kebab`, lowercase words joined by `-`. `what` names the list's items.
+    fn unique_name(
+        &mut self,
+        value: &S<String>,
+        rule: Name,
+        what: &str,
+        seen: &mut BTreeSet<String>,
+    ) -> String {
+        let name = match rule {
+            Name::Python => self.text(
+                value,
+                is_python_identifier,
+                &format!("{what} name (a Python identifier)"),
+            ),
+            Name::Kebab => self.text(
+                value,
+                is_kebab,
+                &format!("{what} name (lowercase words joined by -)"),
+            ),
+        };
+        if !seen.insert(name.clone()) {
+            self.error(value, format!("duplicate {what} `{name}`"));
+        }
+        name
+    }
+
+    /// Two keys that go together: both or neither (`what` is their names, as written).
+    fn both<'r, A, B>(
+        &mut self,
+        a: &'r Option<S<A>>,
+        b: &'r Option<S<B>>,
+        what: [&str; 2],
+    ) -> Option<(&'r S<A>, &'r S<B>)> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some((a, b)),
+            (None, None) => None,
+            (Some(a), None) => {
+                self.error(a, format!("{} needs {}", what[0], what[1]));
+                None
+            }
+            (None, Some(b)) => {
+                self.error(b, format!("{} needs {}", what[1], what[0]));
+                None
+            }
+        }
     }
 
     fn path(&mut self, value: &S<String>, what: &str) -> RelPath {
@@ -164,21 +220,18 @@ impl Validator<'_> {
             |c| !c.trim().is_empty(),
             "drop condition (empty)",
         );
-        let first_release = match (&d.first_release, &d.first_release_package) {
-            (Some(v), Some(p)) => Some((
-                self.text(p, is_dist_name, "package name"),
-                self.text(v, is_version, "version"),
-            )),
-            (None, None) => None,
-            (Some(v), None) => {
-                self.error(v, "first_release needs first_release_package");
-                None
-            }
-            (None, Some(p)) => {
-                self.error(p, "first_release_package needs first_release");
-                None
-            }
-        };
+        let first_release = self
+            .both(
+                &d.first_release,
+                &d.first_release_package,
+                ["first_release", "first_release_package"],
+            )
+            .map(|(v, p)| {
+                (
+                    self.text(p, is_dist_name, "package name"),
+                    self.text(v, is_version, "version"),
+                )
+            });
         DropCondition {
             condition,
             first_release,

@@ -1,10 +1,9 @@
 //! `[[scenario]]`: names, clients, the put and get, and every field's value checked against
 //! its codec, section and dtype, so a scenario that validates builds its values on any run.
 
-use super::Validator;
+use super::{Name, Validator};
 use crate::model::python::{PyData, parse_data};
 use crate::model::scenarios::*;
-use crate::model::values::*;
 use crate::parse::{RawField, RawScenario, S};
 use std::collections::BTreeSet;
 
@@ -22,19 +21,12 @@ fn is_key_text(s: &str) -> bool {
 impl Validator<'_> {
     pub(super) fn scenarios(&mut self, raw: &[S<RawScenario>]) -> Vec<Scenario> {
         let mut names = BTreeSet::new();
-        let mut out = Vec::new();
-        for s in raw {
-            let name = self.text(
-                &s.get_ref().name,
-                is_kebab,
-                "scenario name (lowercase words joined by -)",
-            );
-            if !names.insert(name.clone()) {
-                self.error(&s.get_ref().name, format!("duplicate scenario `{name}`"));
-            }
-            out.push(self.scenario(name, s));
-        }
-        out
+        raw.iter()
+            .map(|s| {
+                let name = self.unique_name(&s.get_ref().name, Name::Kebab, "scenario", &mut names);
+                self.scenario(name, s)
+            })
+            .collect()
     }
 
     fn size(&mut self, v: &S<i64>, min: i64, what: &str) -> u64 {
@@ -59,16 +51,10 @@ impl Validator<'_> {
         }
         let key_prefix = self.text(&r.key_prefix, is_key_text, "key_prefix ([A-Za-z0-9._-])");
         let mut clients: Vec<Client> = Vec::new();
+        let mut client_names = BTreeSet::new();
         for c in &r.client {
             let c = c.get_ref();
-            let cname = self.text(
-                &c.name,
-                is_python_identifier,
-                "client name (a Python identifier)",
-            );
-            if clients.iter().any(|k| k.name == cname) {
-                self.error(&c.name, format!("duplicate client `{cname}`"));
-            }
+            let cname = self.unique_name(&c.name, Name::Python, "client", &mut client_names);
             // 0 is the rollout manager's: it contributes no segment (0.3.11 cores refuse it).
             let global_segment_size = self.size(&c.global_segment_size, 0, "global_segment_size");
             let local_buffer_size = self.size(&c.local_buffer_size, 1, "local_buffer_size");
@@ -157,17 +143,11 @@ impl Validator<'_> {
         at: &S<RawScenario>,
     ) -> Vec<Field> {
         let mut out: Vec<Field> = Vec::new();
+        let mut names = BTreeSet::new();
         let mut rows: Option<usize> = None;
         for f in raw {
             let r = f.get_ref();
-            let name = self.text(
-                &r.name,
-                is_python_identifier,
-                "field name (a Python identifier)",
-            );
-            if out.iter().any(|o| o.name == name) {
-                self.error(&r.name, format!("duplicate field `{name}`"));
-            }
+            let name = self.unique_name(&r.name, Name::Python, "field", &mut names);
             let codec = r.codec.get_ref().clone();
             match CODECS.iter().find(|(c, _)| *c == codec) {
                 None => {

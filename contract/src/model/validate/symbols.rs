@@ -1,5 +1,6 @@
 //! Symbols, methods and parameters, with Python's own ordering rules.
 
+use super::Name;
 use super::Validator;
 use crate::diag::Diagnostic;
 use crate::model::names;
@@ -7,21 +8,14 @@ use crate::model::python;
 use crate::model::values::*;
 use crate::model::*;
 use crate::parse::{RawParam, RawSymbol, S};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 impl Validator<'_> {
     pub(super) fn symbols(&mut self, raw: &[S<RawSymbol>]) -> Vec<Symbol> {
-        let mut seen = BTreeMap::new();
+        let mut seen = BTreeSet::new();
         let mut out = Vec::new();
         for s in raw {
-            let name = self.text(
-                &s.get_ref().name,
-                is_python_identifier,
-                "symbol name (a Python identifier)",
-            );
-            if seen.insert(name.clone(), ()).is_some() {
-                self.error(&s.get_ref().name, format!("duplicate symbol `{name}`"));
-            }
+            let name = self.unique_name(&s.get_ref().name, Name::Python, "symbol", &mut seen);
             // Classes and dataclasses become Rust types; functions and aliases functions.
             let problem = match s.get_ref().kind.get_ref().as_str() {
                 "class" | "dataclass" => names::rust_type_name_problem(&name),
@@ -89,23 +83,13 @@ impl Validator<'_> {
                 fields: params(self, &r.fields, true),
             },
             "class" => {
-                let mut seen_methods = BTreeMap::new();
+                let mut seen_methods = BTreeSet::new();
                 let methods = r
                     .method
                     .iter()
                     .map(|m| {
                         let m = m.get_ref();
-                        let name = self.text(
-                            &m.name,
-                            is_python_identifier,
-                            "method name (a Python identifier)",
-                        );
-                        if seen_methods.insert(name.clone(), ()).is_some() {
-                            self.error(&m.name, format!("duplicate method `{name}`"));
-                        }
-                        if let Some(problem) = names::rust_value_name_problem(&name) {
-                            self.error(&m.name, problem);
-                        }
+                        let name = self.rust_value_name(&m.name, "method", &mut seen_methods);
                         Method {
                             name,
                             staticmethod: m.staticmethod.as_ref().is_some_and(|s| *s.get_ref()),
@@ -144,24 +128,28 @@ impl Validator<'_> {
         })
     }
 
+    /// A unique Python name that also becomes a Rust value name (a method, a parameter).
+    fn rust_value_name(
+        &mut self,
+        value: &S<String>,
+        what: &str,
+        seen: &mut BTreeSet<String>,
+    ) -> String {
+        let name = self.unique_name(value, Name::Python, what, seen);
+        if let Some(problem) = names::rust_value_name_problem(&name) {
+            self.error(value, problem);
+        }
+        name
+    }
+
     /// Parameters (or dataclass fields) in order, with Python's own ordering rules.
     fn params(&mut self, raw: &[S<RawParam>], fields: bool) -> Vec<Param> {
-        let mut seen = BTreeMap::new();
+        let mut seen = BTreeSet::new();
         let (mut saw_default, mut saw_keyword) = (false, false);
         let mut out = Vec::new();
         for p in raw {
             let r = p.get_ref();
-            let name = self.text(
-                &r.name,
-                is_python_identifier,
-                "parameter name (a Python identifier)",
-            );
-            if seen.insert(name.clone(), ()).is_some() {
-                self.error(&r.name, format!("duplicate parameter `{name}`"));
-            }
-            if let Some(problem) = names::rust_value_name_problem(&name) {
-                self.error(&r.name, problem);
-            }
+            let name = self.rust_value_name(&r.name, "parameter", &mut seen);
             let kind = match r.kind.as_ref().map(|k| k.get_ref().as_str()) {
                 None | Some("positional") => ParamKind::Positional,
                 Some("keyword") if !fields => ParamKind::KeywordOnly,

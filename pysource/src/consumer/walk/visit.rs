@@ -2,6 +2,7 @@
 //! assignments of every shape, `with ... as`.
 
 use super::{Val, Walk, dotted};
+use crate::flow::Binder;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 
@@ -16,30 +17,13 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
                 visitor::walk_stmt(self, s);
                 self.scopes.pop();
             }
-            Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
-                // `a, b = X(...), 1`: each target takes its own value.
-                ([Expr::Tuple(ts)], Expr::Tuple(vs))
-                    if ts.elts.len() == vs.elts.len()
-                        && !ts.elts.iter().chain(&vs.elts).any(Expr::is_starred_expr) =>
-                {
-                    for (t, v) in ts.elts.iter().zip(&vs.elts) {
-                        let val = self.eval(v);
-                        self.assign(t, val);
-                    }
-                }
-                _ => {
-                    let val = self.eval(&a.value);
-                    for t in &a.targets {
-                        self.assign(t, val.clone());
-                    }
-                }
-            },
+            Stmt::Assign(a) => self.bind_assignment(a),
             Stmt::With(w) => {
                 // `with X(...) as x`: what the context manager gives is taken as itself.
                 for item in &w.items {
                     let val = self.eval(&item.context_expr);
                     if let Some(t) = &item.optional_vars {
-                        self.assign(t, val);
+                        self.assign_to(t, val);
                     }
                 }
                 self.visit_body(&w.body);
@@ -60,9 +44,13 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
     }
 }
 
-impl<'a> Walk<'a, '_> {
+impl<'a> Binder<'a> for Walk<'a, '_> {
+    type Value = Option<Val>;
+    fn evaluate(&mut self, e: &'a Expr) -> Option<Val> {
+        self.eval(e)
+    }
     /// `target = <val>`: a name or `a.b` target holds it; any other is walked.
-    pub(super) fn assign(&mut self, target: &'a Expr, val: Option<Val>) {
+    fn assign_to(&mut self, target: &'a Expr, val: Option<Val>) {
         match (dotted(target), val) {
             (Some(key), Some(v)) => self.bind(key, v),
             _ => self.visit_expr(target),

@@ -1,0 +1,33 @@
+//! What the Python walkers (the consumer scan's and the native surface's) share about how
+//! values flow: an assignment's targets and the values they take.
+
+use ruff_python_ast::{Expr, StmtAssign};
+
+/// A walker that evaluates expressions to values of its own kind and binds targets to them.
+pub trait Binder<'a> {
+    type Value: Clone;
+    fn evaluate(&mut self, e: &'a Expr) -> Self::Value;
+    fn assign_to(&mut self, target: &'a Expr, value: Self::Value);
+
+    /// `a, b = X, Y` binds pairwise (same length, nothing starred on either side); any other
+    /// assignment binds the whole value to every target.
+    fn bind_assignment(&mut self, a: &'a StmtAssign) {
+        match (&a.targets[..], &*a.value) {
+            ([Expr::Tuple(ts)], Expr::Tuple(vs))
+                if ts.elts.len() == vs.elts.len()
+                    && !ts.elts.iter().chain(&vs.elts).any(Expr::is_starred_expr) =>
+            {
+                for (target, value) in ts.elts.iter().zip(&vs.elts) {
+                    let value = self.evaluate(value);
+                    self.assign_to(target, value);
+                }
+            }
+            _ => {
+                let value = self.evaluate(&a.value);
+                for target in &a.targets {
+                    self.assign_to(target, value.clone());
+                }
+            }
+        }
+    }
+}
