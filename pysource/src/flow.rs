@@ -1,7 +1,7 @@
 //! What the Python walkers (the consumer scan's and the native surface's) share about how
 //! values flow: an assignment's targets and the values they take.
 
-use ruff_python_ast::{Expr, StmtAssign};
+use ruff_python_ast::{Expr, StmtAssign, StmtWith};
 
 /// A walker that evaluates expressions to values of its own kind and binds targets to them.
 pub trait Binder<'a> {
@@ -27,6 +27,17 @@ pub trait Binder<'a> {
                 for target in &a.targets {
                     self.assign_to(target, value.clone());
                 }
+            }
+        }
+    }
+
+    /// `with X(...) as x`: each target takes what its context expression evaluates to (the
+    /// context manager's `__enter__` is taken to give itself).
+    fn bind_with(&mut self, w: &'a StmtWith) {
+        for item in &w.items {
+            let value = self.evaluate(&item.context_expr);
+            if let Some(target) = &item.optional_vars {
+                self.assign_to(target, value);
             }
         }
     }

@@ -147,12 +147,7 @@ impl<'a> Analyzer<'a> {
                 self.body(&t.finalbody);
             }
             Stmt::With(w) => {
-                for item in &w.items {
-                    let vals = self.eval(&item.context_expr);
-                    if let Some(target) = &item.optional_vars {
-                        self.assign(target, vals);
-                    }
-                }
+                self.bind_with(w);
                 self.body(&w.body);
             }
             Stmt::Return(r) => {

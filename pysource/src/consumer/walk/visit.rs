@@ -19,13 +19,7 @@ impl<'a> Visitor<'a> for Walk<'a, '_> {
             }
             Stmt::Assign(a) => self.bind_assignment(a),
             Stmt::With(w) => {
-                // `with X(...) as x`: what the context manager gives is taken as itself.
-                for item in &w.items {
-                    let val = self.eval(&item.context_expr);
-                    if let Some(t) = &item.optional_vars {
-                        self.assign_to(t, val);
-                    }
-                }
+                self.bind_with(w);
                 self.visit_body(&w.body);
             }
             Stmt::AnnAssign(a) => {
