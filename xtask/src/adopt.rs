@@ -50,7 +50,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
             manifest.display, args.image
         )));
     };
-    let (report, _) = args.watch.run(&manifest)?;
+    let (report, _) = args.watch.run(manifest)?;
     let plan = report.images.iter().find(|p| p.image == args.image);
     let target = match args.strategy {
         Strategy::Check => Target::Check,

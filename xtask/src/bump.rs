@@ -39,12 +39,12 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let source = match &args.module {
         Some(path) => ModuleSource::read_module(path),
         None => {
-            let fetch = args.fetch_args.fetcher(&manifest);
+            let fetch = args.fetch_args.fetcher(manifest);
             fetch_file_set(&fetch, api, commit)?;
             fetch.module(&api.upstream, commit, None)
         }
     }?;
-    let checked = crate::upstream::check(&manifest, &source, false)?;
+    let checked = crate::upstream::check(manifest, &source, false)?;
     checked.print();
     if !checked.ok() {
         println!(

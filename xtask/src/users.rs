@@ -34,7 +34,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let (api, root) = (&manifest.api, manifest.root());
     let records = match &args.record {
         None => return check_pins(api, root),
-        Some(wheels) if wheels.is_empty() => from_index(args, &manifest)?,
+        Some(wheels) if wheels.is_empty() => from_index(args, manifest)?,
         Some(wheels) => wheels
             .iter()
             .map(|wheel| derive(api, root, wheel))

@@ -63,10 +63,10 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         ));
     }
     if !args.consumer.is_empty() {
-        return crate::verify_consumer::run(&manifest, &args.consumer, args.json);
+        return crate::verify_consumer::run(manifest, &args.consumer, args.json);
     }
     if let Some(python) = &args.python {
-        return crate::verify_python::run(&manifest, python, args.sha256);
+        return crate::verify_python::run(manifest, python, args.sha256);
     }
     let source = if let Some(path) = &args.module {
         ModuleSource::read_module(path)
@@ -74,16 +74,16 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         ModuleSource::read_wheel(path, &api.upstream.module)
     } else {
         let u = &api.upstream;
-        let fetch = args.fetch_args.fetcher(&manifest);
+        let fetch = args.fetch_args.fetcher(manifest);
         fetch.module(u, &u.commit, Some(&u.sha256))
     }?;
     if args.surface {
-        return crate::verify_surface::run(&manifest, &source, args.json);
+        return crate::verify_surface::run(manifest, &source, args.json);
     }
     if args.fix {
-        return crate::verify_fix::run(&manifest, &source, args.prune, args.dry_run);
+        return crate::verify_fix::run(manifest, &source, args.prune, args.dry_run);
     }
-    let checked = crate::upstream::check(&manifest, &source, args.sha256)?;
+    let checked = crate::upstream::check(manifest, &source, args.sha256)?;
     checked.print();
     Ok(if checked.ok() {
         Outcome::Ok

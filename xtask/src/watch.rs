@@ -28,7 +28,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, manifest: &Manifest) -> Result {
-    let (report, timings) = args.watch.run(&manifest)?;
+    let (report, timings) = args.watch.run(manifest)?;
     if args.json {
         println!("{}", render::json(&report));
     } else if args.markdown {
