@@ -107,14 +107,14 @@ fn apply(text: &str, edits: &[Edit]) -> std::result::Result<String, String> {
                     }
                     t["access"] = value(a.access);
                 }
-                if *optional {
-                    t["use"] = value("optional");
-                }
-                if let Some(o) = overload {
-                    t["overload"] = value(o.as_str());
-                }
-                t["reason"] = value(reason.as_str());
-                push(&mut doc, "native", t)?;
+                push(
+                    &mut doc,
+                    "native",
+                    t,
+                    *optional,
+                    overload.as_deref(),
+                    reason,
+                )?;
             }
             Edit::AddSibling {
                 module,
@@ -123,11 +123,7 @@ fn apply(text: &str, edits: &[Edit]) -> std::result::Result<String, String> {
             } => {
                 let mut t = Table::new();
                 t["module"] = value(module.as_str());
-                if *optional {
-                    t["use"] = value("optional");
-                }
-                t["reason"] = value(reason.as_str());
-                push(&mut doc, "sibling", t)?;
+                push(&mut doc, "sibling", t, *optional, None, reason)?;
             }
             Edit::SetAccess { path, access } => {
                 let t = tables(&mut doc, "native")?
@@ -237,7 +233,22 @@ fn tables<'a>(
 
 /// Appends `t` after the last `[[key]]` table (a table without a position is written after
 /// the one before it), separated by a blank line.
-fn push(doc: &mut DocumentMut, key: &str, mut t: Table) -> std::result::Result<(), String> {
+/// A new `[[key]]` entry: `t`'s keys, then `use` when optional, its overload, its reason.
+fn push(
+    doc: &mut DocumentMut,
+    key: &str,
+    mut t: Table,
+    optional: bool,
+    overload: Option<&str>,
+    reason: &str,
+) -> std::result::Result<(), String> {
+    if optional {
+        t["use"] = value("optional");
+    }
+    if let Some(o) = overload {
+        t["overload"] = value(o);
+    }
+    t["reason"] = value(reason);
     t.decor_mut().set_prefix("\n");
     tables(doc, key)?.push(t);
     Ok(())
