@@ -51,7 +51,8 @@ pub fn parse_expr(text: &str) -> Result<PyExpr, String> {
 }
 
 /// A data literal of a scenario: what a Python literal may hold, and nothing that runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Serialized as the plain JSON value it is (`None` as `null`, a dict's keys in order).
+#[derive(Clone, Debug, PartialEq)]
 pub enum PyData {
     None,
     Bool(bool),
@@ -61,6 +62,27 @@ pub enum PyData {
     List(Vec<PyData>),
     /// String keys, in the order written.
     Dict(Vec<(String, PyData)>),
+}
+
+impl Serialize for PyData {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            PyData::None => out.serialize_none(),
+            PyData::Bool(b) => out.serialize_bool(*b),
+            PyData::Int(i) => out.serialize_i64(*i),
+            PyData::Float(f) => out.serialize_f64(*f),
+            PyData::Str(s) => out.serialize_str(s),
+            PyData::List(items) => out.collect_seq(items),
+            PyData::Dict(items) => {
+                let mut map = out.serialize_map(Some(items.len()))?;
+                for (k, v) in items {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
 }
 
 /// Parses a data literal: None, True/False, integers that fit i64, finite floats (either
@@ -271,6 +293,13 @@ mod tests {
         assert_eq!(value_type(Some("Mapping[str, Any]")), Ok(ValueType::Object));
         assert_eq!(value_type(None), Ok(ValueType::Object));
         assert!(value_type(Some("dict[str")).is_err());
+    }
+
+    #[test]
+    fn data_is_written_as_the_plain_json_it_is() {
+        let data = parse_data("{'b': [1, -2.5, None, True], 'a': 'x\"'}").unwrap();
+        let json = serde_json::to_string(&data).unwrap();
+        assert_eq!(json, r#"{"b":[1,-2.5,null,true],"a":"x\""}"#);
     }
 
     #[test]

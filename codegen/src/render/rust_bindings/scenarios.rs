@@ -2,7 +2,7 @@
 //! the same facts the shim's `SCENARIOS` carries, for Rust callers (the scenario tests) that
 //! run the consumer's calls through the bindings.
 
-use mooncake_sos_contract::model::{Api, PyData, Scenario};
+use mooncake_sos_contract::model::{Api, Scenario};
 use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::{Value, json};
@@ -34,7 +34,7 @@ fn scenario(s: &Scenario) -> Value {
         .iter()
         .map(|f| {
             json!({"name": f.name, "codec": f.codec, "section": f.section, "dtype": f.dtype,
-                   "nullable": f.nullable, "value": data(&f.value)})
+                   "nullable": f.nullable, "value": f.value})
         })
         .collect();
     json!({
@@ -47,18 +47,4 @@ fn scenario(s: &Scenario) -> Value {
         "get": {"by": s.clients[s.get.by].name, "type": s.get.kind},
         "fields": fields,
     })
-}
-
-fn data(d: &PyData) -> Value {
-    match d {
-        PyData::None => Value::Null,
-        PyData::Bool(b) => Value::Bool(*b),
-        PyData::Int(i) => Value::from(*i),
-        PyData::Float(f) => Value::from(*f),
-        PyData::Str(s) => Value::String(s.clone()),
-        PyData::List(items) => Value::Array(items.iter().map(data).collect()),
-        PyData::Dict(items) => {
-            Value::Object(items.iter().map(|(k, v)| (k.clone(), data(v))).collect())
-        }
-    }
 }
