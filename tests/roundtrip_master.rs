@@ -175,10 +175,10 @@ fn the_store_is_set_up_as_the_manifest_declares() {
     let api = &mooncake_sos::API;
     assert_eq!(api.store.class, "MooncakeDistributedStore");
     assert_eq!(api.store.setup_keys.len(), 7);
-    static KEYS: [&str; 2] = ["local_hostname", "master_addr"];
-    let renamed = mooncake_sos_runtime::Contract {
+    // A key StoreConfig has no field for, and one it keeps for the runtime alone (never a
+    // setup value): both refused, naming the key, before any connection is tried.
+    let no_fields = mooncake_sos_runtime::Contract {
         store: mooncake_sos_runtime::NativeStore {
-            setup_keys: &KEYS,
             config_fields: &[],
             ..api.store
         },
@@ -186,15 +186,23 @@ fn the_store_is_set_up_as_the_manifest_declares() {
     };
     // No master listens there: the key is refused first.
     let config = StoreConfig::loopback(format!("127.0.0.1:{}", free_port()));
-    let err = match Store::connect(&renamed, &config) {
-        Ok(_) => panic!("set up a store with an undeclared key"),
-        Err(e) => e.to_string(),
-    };
-    assert!(
-        err.contains("MooncakeDistributedStore.setup: api.toml declares the key `master_addr`"),
-        "{err}"
-    );
-    let err = Python::attach(|py| renamed.replicate_config(py, "replica_num", 1).map(drop))
+    for key in ["master_addr", "tcp_bind_address"] {
+        let keys: &'static [&'static str] = Box::leak(Box::new(["local_hostname", key]));
+        let renamed = mooncake_sos_runtime::Contract {
+            store: mooncake_sos_runtime::NativeStore {
+                setup_keys: keys,
+                ..no_fields.store
+            },
+            ..no_fields
+        };
+        let err = match Store::connect(&renamed, &config) {
+            Ok(_) => panic!("set up a store with the key {key}"),
+            Err(e) => e.to_string(),
+        };
+        let says = format!("MooncakeDistributedStore.setup: api.toml declares the key `{key}`");
+        assert!(err.contains(&says), "{err}");
+    }
+    let err = Python::attach(|py| no_fields.replicate_config(py, "replica_num", 1).map(drop))
         .unwrap_err()
         .to_string();
     assert!(

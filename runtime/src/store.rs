@@ -15,7 +15,8 @@ use crate::error::{Error, PyContext, Result};
 use crate::liveness::{Liveness, connect};
 
 /// What a store is set up from: the keys api.toml declares for the store's `setup(config:
-/// dict)`, and what the runtime itself needs (the replica count, the bind address, a timeout).
+/// dict)`, and what the runtime itself needs (the replica count, the bind address, a timeout:
+/// not serialized, so never a value `setup` could be given).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
@@ -30,12 +31,14 @@ pub struct StoreConfig {
     /// `host:port` of mooncake_master's RPC port.
     pub master_server_addr: String,
     /// Copies per object, passed per put as `ReplicateConfig.replica_num`; `None` = default.
+    #[serde(skip_serializing)]
     pub replica_num: Option<u32>,
     /// Sets `MC_TCP_BIND_ADDRESS` before setup (needed on loopback with http metadata, or the
     /// transfer engine advertises the machine's external address).
+    #[serde(skip_serializing)]
     pub tcp_bind_address: Option<String>,
     /// How long the master (and an http metadata server) may take to accept a TCP connection.
-    #[serde(default = "default_probe_ms")]
+    #[serde(default = "default_probe_ms", skip_serializing)]
     pub probe_timeout_ms: u64,
 }
 
@@ -71,7 +74,7 @@ impl StoreConfig {
         };
         let mut values = Vec::with_capacity(store.setup_keys.len());
         for &key in store.setup_keys {
-            match fields.remove(key).filter(|_| !RUNTIME_ONLY.contains(&key)) {
+            match fields.remove(key) {
                 Some(value) => values.push((key, value)),
                 None => {
                     return Err(Error::Connect(format!(
@@ -85,9 +88,6 @@ impl StoreConfig {
         Ok(values)
     }
 }
-
-/// StoreConfig's fields the runtime itself uses, never passed to `setup`.
-const RUNTIME_ONLY: [&str; 3] = ["replica_num", "tcp_bind_address", "probe_timeout_ms"];
 
 /// Which kind of store a [`Store`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
