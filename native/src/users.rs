@@ -181,17 +181,11 @@ pub fn derive(
     for (file, data, seed) in &sources {
         let source = ModuleSource::from_bytes(format!("{display}!{file}"), data.clone())?;
         let dotted = file.trim_end_matches(".py").replace('/', ".");
-        let imports = mooncake_sos_pysource::consumer::imported_modules(&source.text, &dotted);
-        parsed.push((file, source, dotted, imports, *seed));
+        parsed.push((file, source, dotted, *seed));
     }
     let program: Vec<ProgramFile<'_>> = parsed
         .iter()
-        .map(|(_, source, module, imports, seed)| ProgramFile {
-            source,
-            module,
-            imports,
-            seed: *seed,
-        })
+        .map(|(_, source, module, seed)| ProgramFile::new(source, module, *seed))
         .collect();
     let (core, others) = native_modules
         .split_first()

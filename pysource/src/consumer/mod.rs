@@ -8,14 +8,13 @@
 mod compare;
 mod files;
 mod keys;
-mod reach;
 mod values;
 mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
-pub use reach::imported_modules;
 
 use crate::source::LoadError;
+use crate::surface::reach;
 use crate::surface::{self, Finding, ProgramFile, SurfaceConfig};
 use mooncake_sos_contract::model::{Api, SymbolKind};
 use mooncake_sos_contract::signature::CallShape;
@@ -248,10 +247,6 @@ pub fn check(
         .par_iter()
         .map(|f| f.named || f.source.text.contains(package))
         .collect();
-    let imports: Vec<Vec<String>> = sources
-        .par_iter()
-        .map(|f| reach::imported_modules(&f.source.text, &f.module))
-        .collect();
     others.retain(|m| {
         let leaf = m.rsplit('.').next().unwrap_or(m);
         sources
@@ -260,15 +255,9 @@ pub fn check(
             .any(|(f, &seed)| seed && reach::names_module(&f.source.text, m, leaf))
     });
     let program: Vec<ProgramFile<'_>> = sources
-        .iter()
+        .par_iter()
         .zip(&seeds)
-        .zip(&imports)
-        .map(|((f, &seed), imports)| ProgramFile {
-            source: &f.source,
-            module: &f.module,
-            imports,
-            seed,
-        })
+        .map(|(f, &seed)| ProgramFile::new(&f.source, &f.module, seed))
         .collect();
     // The API module's uses: only a file naming the package can import it.
     let api_uses: Vec<Result<Vec<ConsumerUse>, LoadError>> = sources

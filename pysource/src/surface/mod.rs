@@ -33,6 +33,7 @@ mod guard;
 mod imports;
 mod index;
 mod program;
+pub mod reach;
 mod remote;
 mod render;
 mod stmt;

@@ -6,6 +6,7 @@
 //! learnt. Only values the analysis follows cross: native objects and references to the
 //! other files' functions, classes and instances.
 
+use super::reach::imported_modules;
 use super::world::{Round, World};
 use super::{SurfaceConfig, Use};
 use crate::source::{LoadError, ModuleSource};
@@ -30,8 +31,22 @@ pub struct Program {
 pub struct ProgramFile<'s> {
     pub source: &'s ModuleSource,
     pub module: &'s str,
-    pub imports: &'s [String],
+    /// What its import lines name (see [`imported_modules`]).
+    pub imports: Vec<String>,
     pub seed: bool,
+}
+
+impl<'s> ProgramFile<'s> {
+    /// `source`, the module `module`, read from the first round when `seed`.
+    pub fn new(source: &'s ModuleSource, module: &'s str, seed: bool) -> Self {
+        let imports = imported_modules(&source.text, module);
+        ProgramFile {
+            source,
+            module,
+            imports,
+            seed,
+        }
+    }
 }
 
 /// The uses of `config`'s native module in each file of `files` (`None`: not read), read as
