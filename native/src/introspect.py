@@ -110,7 +110,9 @@ def probe_in_child(cls, members):
         return {"error": f"probe failed: {outcome['raised']}"}
     if "killed" in outcome:
         return {"error": f"making an instance killed the process with signal {outcome['killed']}"}
-    return {"error": f"making an instance took over {CHILD_SECONDS} s"}
+    if "late" in outcome:
+        return {"error": f"making an instance took over {CHILD_SECONDS} s"}
+    return {"error": "making an instance gave no result"}
 
 
 def describe_class(cls):
@@ -141,7 +143,8 @@ def read_module(module):
 
 def in_child(work, seconds):
     """`work()` in a forked child under a deadline, as one of {"ok": its JSON value},
-    {"raised": text}, {"killed": signal}, {"late": None} or {"silent": None}."""
+    {"raised": text}, {"killed": signal}, {"late": None} or {"silent": None} (no result:
+    nothing, or not what the child writes; the work's code may write to the pipe too)."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -156,29 +159,44 @@ def in_child(work, seconds):
             view = view[os.write(write_end, view):]
         os._exit(0)  # no exit handlers, no destructors of what the parent made
     os.close(write_end)
-    chunks, deadline = [], time.monotonic() + seconds + 5
+    chunks, deadline, late = [], time.monotonic() + seconds + 5, True
     while time.monotonic() < deadline:
         ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
             break
         chunk = os.read(read_end, 1 << 16)
         if not chunk:
+            late = False
             break
         chunks.append(chunk)
     os.close(read_end)
+    # At end of output the child is exiting (or carries on with the pipe closed, until the
+    # deadline): only a child still running at the deadline is stopped, and counted late.
+    done, status = 0, 0
+    while not late and not done:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        late = not done and time.monotonic() >= deadline
+        if not done and not late:
+            time.sleep(0.01)
+    if not done:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(pid, 0)
     try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    _, status = os.waitpid(pid, 0)
-    try:
-        return json.loads(b"".join(chunks))
+        outcome = json.loads(b"".join(chunks))
     except ValueError:
-        if not os.WIFSIGNALED(status):
-            return {"silent": None}
-        if os.WTERMSIG(status) in (signal.SIGKILL, signal.SIGALRM):
-            return {"late": None}
+        outcome = None
+    if isinstance(outcome, dict) and (
+        list(outcome) == ["ok"] or (list(outcome) == ["raised"] and isinstance(outcome["raised"], str))
+    ):
+        return outcome
+    if late or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM):
+        return {"late": None}
+    if os.WIFSIGNALED(status):
         return {"killed": os.WTERMSIG(status)}
+    return {"silent": None}
 
 
 def read_in_child(name, seconds):
@@ -192,7 +210,7 @@ def read_in_child(name, seconds):
         return {"unread": f"reading it killed the process with signal {outcome['killed']}"}
     if "late" in outcome:
         return {"unread": f"reading it took over {seconds} s"}
-    return {"unread": "reading it printed nothing"}
+    return {"unread": "reading it gave no result"}
 
 
 def clean(text):

@@ -400,4 +400,53 @@ mod script_tests {
         assert_eq!(script.matches("def _overloads(obj, name):").count(), 1);
         assert!(script.find("def _overloads").unwrap() < script.find("def main(").unwrap());
     }
+
+    /// The reader's forked child, for each way an extension's code can end: its result, an
+    /// exception, a crash, a kill that is not the deadline's, a hang (stopped at the
+    /// deadline), an exit without a result, and a result forged on the pipe.
+    #[test]
+    fn the_child_runner_names_how_the_work_ended() {
+        let cases = r#"
+import os, signal, time
+def forge():
+    for fd in range(3, 64):
+        try:
+            os.write(fd, b'"okay"')
+        except OSError:
+            pass
+    os._exit(0)
+cases = {
+    "ok": lambda: {"a": 1},
+    "raised": lambda: 1 / 0,
+    "crash": lambda: os.kill(os.getpid(), signal.SIGSEGV),
+    "kill": lambda: os.kill(os.getpid(), signal.SIGKILL),
+    "hang": lambda: time.sleep(60),
+    "exit": lambda: os._exit(3),
+    "forged": forge,
+}
+print(json.dumps({name: in_child(work, 1) for name, work in cases.items()}))
+"#;
+        // Not `__main__`: the script's definitions, without its `main()`.
+        let program = format!(
+            "__name__ = 'reader'\n{}\n{cases}",
+            super::introspect_script()
+        );
+        let out = std::process::Command::new("python3")
+            .args(["-I", "-c", &program])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let want = serde_json::json!({
+            "ok": {"ok": {"a": 1}},
+            "raised": {"raised": "ZeroDivisionError: division by zero"},
+            "crash": {"killed": 11},
+            "kill": {"killed": 9},
+            "hang": {"late": null},
+            "exit": {"silent": null},
+            "forged": {"silent": null},
+        });
+        assert_eq!(got, want);
+    }
 }

@@ -364,7 +364,8 @@ class Analyzer:
         elif isinstance(s, ast.Assign):
             t = s.targets
             if len(t) == 1 and isinstance(t[0], ast.Tuple) and isinstance(s.value, ast.Tuple) \
-                    and len(t[0].elts) == len(s.value.elts):
+                    and len(t[0].elts) == len(s.value.elts) \
+                    and not any(isinstance(v, ast.Starred) for v in s.value.elts):
                 for target, value in zip(t[0].elts, s.value.elts):
                     self.assign(target, self.eval(value))
             else:

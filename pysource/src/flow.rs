@@ -9,13 +9,13 @@ pub trait Binder<'a> {
     fn evaluate(&mut self, e: &'a Expr) -> Self::Value;
     fn assign_to(&mut self, target: &'a Expr, value: Self::Value);
 
-    /// `a, b = X, Y` binds pairwise (same length, nothing starred on either side); any other
-    /// assignment binds the whole value to every target.
+    /// `a, b = X, Y` binds pairwise when the two have the same length and no value is starred
+    /// (a starred target then takes one value: `a, *b = X, Y`); any other assignment binds
+    /// the whole value to every target.
     fn bind_assignment(&mut self, a: &'a StmtAssign) {
         match (&a.targets[..], &*a.value) {
             ([Expr::Tuple(ts)], Expr::Tuple(vs))
-                if ts.elts.len() == vs.elts.len()
-                    && !ts.elts.iter().chain(&vs.elts).any(Expr::is_starred_expr) =>
+                if ts.elts.len() == vs.elts.len() && !vs.elts.iter().any(Expr::is_starred_expr) =>
             {
                 for (target, value) in ts.elts.iter().zip(&vs.elts) {
                     let value = self.evaluate(value);

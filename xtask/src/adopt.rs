@@ -5,7 +5,7 @@
 //! The decision and the edit are `mooncake_sos_watch::adopt`.
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
 use mooncake_sos_contract::model::Strategy;
@@ -29,6 +29,8 @@ fn adoptable(name: &str) -> std::result::Result<Strategy, String> {
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// The image, as `[image.<ID>]` names it.
     #[arg(long, value_name = "ID")]
     image: String,

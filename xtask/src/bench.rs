@@ -5,7 +5,7 @@
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::{Manifest, repo_root};
+use crate::manifest::{Manifest, ManifestArg, repo_root};
 use mooncake_sos_contract::bounded;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_pysource::source::ModuleSource;
@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// The module to check (e.g. the 0.3.13.post1 one, 257 KB).
     #[arg(long, value_name = "FILE")]
     module: PathBuf,

@@ -3,7 +3,7 @@
 //! its package's modules); then regenerates every output.
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::FetchArgs;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_contract::model::values::is_hex;
@@ -15,6 +15,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["module", "fetch"])))]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// The new upstream commit (40 lowercase hex digits).
     #[arg(long, value_name = "SHA")]
     commit: String,

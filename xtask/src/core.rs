@@ -4,7 +4,7 @@
 
 use crate::core_diff::{self, Form};
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::Reading;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_native::images::{self, Unread};
@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["wheels", "images", "diff"])))]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// Wheels whose native core is read (the package's `store` extension module).
     #[arg(value_name = "WHEEL")]
     wheels: Vec<PathBuf>,

@@ -32,9 +32,6 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Every command reads the one manifest; `--manifest` may stand before or after it.
-    #[command(flatten)]
-    manifest: manifest::ManifestArg,
 }
 
 #[derive(Subcommand)]
@@ -70,20 +67,20 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Scratch directories of earlier runs that were killed before they could remove them.
     mooncake_sos_contract::bounded::sweep_stale(&std::env::temp_dir());
-    exit::code(dispatch(cli.command, &cli.manifest))
+    exit::code(dispatch(cli.command))
 }
 
 /// Regen takes the manifest's path (it loads under its lock); the others the loaded manifest.
-fn dispatch(command: Command, manifest: &manifest::ManifestArg) -> exit::Result {
+fn dispatch(command: Command) -> exit::Result {
     match command {
-        Command::Regen(args) => regen::run(&args, manifest),
-        Command::Verify(args) => verify::run(&args, &manifest.load()?),
-        Command::Matrix(args) => matrix::run(&args, &manifest.load()?),
-        Command::Bump(args) => bump::run(&args, &manifest.load()?),
-        Command::Core(args) => core::run(&args, &manifest.load()?),
-        Command::Users(args) => users::run(&args, &manifest.load()?),
-        Command::Watch(args) => watch::run(&args, &manifest.load()?),
-        Command::Adopt(args) => adopt::run(&args, &manifest.load()?),
-        Command::BenchVerify(args) => bench::run(&args, &manifest.load()?),
+        Command::Regen(args) => regen::run(&args),
+        Command::Verify(args) => verify::run(&args, &args.manifest.load()?),
+        Command::Matrix(args) => matrix::run(&args, &args.manifest.load()?),
+        Command::Bump(args) => bump::run(&args, &args.manifest.load()?),
+        Command::Core(args) => core::run(&args, &args.manifest.load()?),
+        Command::Users(args) => users::run(&args, &args.manifest.load()?),
+        Command::Watch(args) => watch::run(&args, &args.manifest.load()?),
+        Command::Adopt(args) => adopt::run(&args, &args.manifest.load()?),
+        Command::BenchVerify(args) => bench::run(&args, &args.manifest.load()?),
     }
 }

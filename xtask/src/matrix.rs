@@ -3,7 +3,7 @@
 //! releases × native cores.
 
 use crate::exit::{Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use mooncake_sos_native::table;
 use mooncake_sos_pysource::{matrix, source};
 use mooncake_sos_watch::pin;
@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// Wheels, or directories whose *.whl files are read.
     #[arg(required = true, value_name = "WHEEL_OR_DIR")]
     inputs: Vec<PathBuf>,

@@ -5,6 +5,8 @@ use crate::manifest::{self, ManifestArg, Mode};
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// Write nothing; exit 1 if any output is stale, missing, orphaned or hand-edited.
     #[arg(long)]
     check: bool,
@@ -13,11 +15,11 @@ pub struct Args {
     force: bool,
 }
 
-pub fn run(args: &Args, manifest: &ManifestArg) -> Result {
+pub fn run(args: &Args) -> Result {
     let mode = if args.check {
         Mode::Check
     } else {
         Mode::Write { force: args.force }
     };
-    manifest::regen(&manifest.path()?, mode)
+    manifest::regen(&args.manifest.path()?, mode)
 }

@@ -4,7 +4,7 @@
 //! each pin image's pin (what `verify` runs too).
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::IndexArgs;
 use mooncake_sos_contract::model::{Api, Image, Layer};
 use mooncake_sos_native::model::Read;
@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// Derive users' uses of the package and write consumers/<package>-<version>.json, all or
     /// nothing. Without WHEEL: every user a pin image names, its wheel from the package index
     /// (watch's index and cache: --index-url, --watch-cache, --offline); with WHEEL...: those

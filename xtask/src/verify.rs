@@ -2,7 +2,7 @@
 //! `--wheel`, `--fetch`) or in a real interpreter through the generated shim (`--python`).
 
 use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::FetchArgs;
 use mooncake_sos_pysource::source::ModuleSource;
 use std::path::PathBuf;
@@ -10,6 +10,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["module", "wheel", "python", "fetch", "consumer"])))]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// The upstream module source, a `.py` file.
     #[arg(long, value_name = "FILE")]
     module: Option<PathBuf>,

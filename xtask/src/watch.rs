@@ -4,13 +4,15 @@
 //! release would break an image; 2: an error. The work is `mooncake_sos_watch`.
 
 use crate::exit::{Outcome, Result};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::WatchArgs;
 use mooncake_sos_watch::render;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("format").args(["json", "markdown", "github"])))]
 pub struct Args {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
     /// The report as JSON.
     #[arg(long)]
     json: bool,

@@ -291,6 +291,20 @@ fn names_without_a_role_are_not_native() {
 }
 
 #[test]
+fn a_tuple_assignment_pairs_its_values_a_starred_target_included() {
+    // `pair, *rest = (store, 1), 2` gives pair (store, 1); `a, *more = 1, store` gives a 1.
+    assert_uses(
+        "def f(store):\n\
+         \x20   pair, *rest = (store, 1), 2\n\
+         \x20   s, n = pair\n\
+         \x20   s.frobnicate('k')\n\
+         \x20   a, *more = 1, store\n\
+         \x20   a.nothing()\n",
+        &["4: native Store.frobnicate: call(1 arg) on an instance: required"],
+    );
+}
+
+#[test]
 fn output_is_sorted_and_deterministic() {
     let module = "def f(store):\n    store.b()\n    store.a()\n    store.b(1)\n";
     let first = surface(module).uses;

@@ -77,19 +77,3 @@ fn a_manifest_linked_from_outside_the_repository_is_refused_with_nothing_written
     );
     assert_eq!(std::fs::read_to_string(outside.manifest()).unwrap(), before);
 }
-
-#[test]
-fn the_manifest_may_be_named_before_the_command_or_after_it() {
-    let repo = Sandbox::new();
-    let manifest = repo.manifest();
-    let manifest = manifest.to_str().unwrap();
-    // A stale output: both spellings must read the sandbox's manifest to see it.
-    repo.edit("api.toml", "\"miles-object-store\"", "\"miles-store\"");
-    for args in [
-        ["--manifest", manifest, "regen", "--check"],
-        ["regen", "--check", "--manifest", manifest],
-    ] {
-        let run = crate::common::xtask(&args, &[]);
-        assert_eq!(run.code, Some(1), "{args:?}: {run:?}");
-    }
-}
