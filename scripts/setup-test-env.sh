@@ -73,7 +73,9 @@ download_into() {
     mkdir -p "$dir"
     for req in "$@"; do
         local dist="${req%%==*}"
-        if ! compgen -G "$dir/${dist//-/_}-${req##*==}-*.whl" >/dev/null; then
+        # The quoted part is taken as written (a directory may hold `[`); `*.whl` is the glob.
+        local found=("$dir/${dist//-/_}-${req##*==}-"*.whl)
+        if [[ ! -e "${found[0]}" ]]; then
             log "downloading $req"
             # The venv's pip picks the wheel built for this interpreter (cp311).
             "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$dir" "$req" >&2
