@@ -98,8 +98,8 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
     };
     let mut p = ImagePlan {
         image: image.id.clone(),
-        strategy: Strategy::Overlay,
-        package: String::new(),
+        strategy: image.layer.strategy(),
+        package: image.layer.package().to_owned(),
         version: String::new(),
         line,
         transition: None,
@@ -111,7 +111,6 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
             base_package,
             base_version,
         } => {
-            p.package = base_package.clone();
             p.version = base_version.clone();
             let check = shipped_check(
                 &image.base_tag,
@@ -155,8 +154,6 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
             base_version,
             release,
         } => {
-            p.strategy = Strategy::Pin;
-            p.package = base_package.clone();
             p.version = release.version.clone();
             match shipped_check(
                 &image.base_tag,
@@ -173,14 +170,10 @@ pub fn plan(image: &Image, line: usize, releases: &[ReleaseReport]) -> ImagePlan
             base_package,
             base_version,
         } => {
-            p.strategy = Strategy::Check;
-            p.package = base_package.clone();
             p.version = base_version.clone();
             p.breaking = breaking(&of(base_package), base_version, Strategy::Check);
         }
         Layer::Fill { package, version } => {
-            p.strategy = Strategy::Fill;
-            p.package = package.clone();
             p.version = version.clone();
             let core = match &image.core.source {
                 CoreSource::Declared(source) => source.clone(),
