@@ -104,15 +104,10 @@ def probe(cls, members):
 def probe_in_child(cls, members):
     """`probe` in a forked child; a crash or hang is reported, not shared."""
     outcome = in_child(lambda: probe(cls, members), CHILD_SECONDS)
-    if "ok" in outcome:
-        return outcome["ok"]
     if "raised" in outcome:
         return {"error": f"probe failed: {outcome['raised']}"}
-    if "killed" in outcome:
-        return {"error": f"making an instance killed the process with signal {outcome['killed']}"}
-    if "late" in outcome:
-        return {"error": f"making an instance took over {CHILD_SECONDS} s"}
-    return {"error": "making an instance gave no result"}
+    why = why_no_result(outcome, "making an instance", CHILD_SECONDS)
+    return outcome["ok"] if why is None else {"error": why}
 
 
 def describe_class(cls):
@@ -199,18 +194,25 @@ def in_child(work, seconds):
     return {"silent": None}
 
 
+def why_no_result(outcome, doing, seconds):
+    """Why `in_child`'s work, `doing` (e.g. "reading it"), gave no result; None if it did.
+    An exception is the caller's to word."""
+    if "ok" in outcome:
+        return None
+    if "killed" in outcome:
+        return f"{doing} killed the process with signal {outcome['killed']}"
+    if "late" in outcome:
+        return f"{doing} took over {seconds} s"
+    return f"{doing} gave no result"
+
+
 def read_in_child(name, seconds):
     """The surface of extension module `name`, read in a forked child."""
     outcome = in_child(lambda: read_module(importlib.import_module(name)), seconds)
-    if "ok" in outcome:
-        return outcome["ok"]
     if "raised" in outcome:
         return {"unread": clean(outcome["raised"])}
-    if "killed" in outcome:
-        return {"unread": f"reading it killed the process with signal {outcome['killed']}"}
-    if "late" in outcome:
-        return {"unread": f"reading it took over {seconds} s"}
-    return {"unread": "reading it gave no result"}
+    why = why_no_result(outcome, "reading it", seconds)
+    return outcome["ok"] if why is None else {"unread": why}
 
 
 def clean(text):
