@@ -39,6 +39,10 @@ install_debian_libs() {
     if ! ldconfig -p | grep -q 'libibverbs.so.1 '; then
         pkgs+=(libibverbs1 ibverbs-providers)
     fi
+    # A wheel's code (a core's import, the smoke) runs in bubblewrap's sandbox.
+    if ! command -v bwrap >/dev/null; then
+        pkgs+=(bubblewrap)
+    fi
     # `xtask verify --fetch` downloads https URLs with curl.
     if ! command -v curl >/dev/null; then
         pkgs+=(curl ca-certificates)

@@ -78,6 +78,8 @@ pub struct Limits {
     /// Run (by the watcher, with `execvp`) after the group is killed because this process
     /// died: for what the group kill cannot reach (a container behind a `docker run`).
     pub on_orphan: Option<Vec<String>>,
+    /// Written to the child's stdin, which is then closed; `None`: stdin is /dev/null.
+    pub input: Option<Vec<u8>>,
 }
 
 impl Limits {
@@ -86,6 +88,7 @@ impl Limits {
             deadline,
             max_capture: MAX_CAPTURE,
             on_orphan: None,
+            input: None,
         }
     }
     pub fn within(timeout: Duration) -> Limits {
@@ -93,14 +96,19 @@ impl Limits {
     }
 }
 
-/// Runs `cmd` (stdin from /dev/null, stdout and stderr captured) within `limits`.
+/// Runs `cmd` (stdin from `limits.input` or /dev/null, stdout and stderr captured) within
+/// `limits`.
 pub fn run(cmd: &mut Command, limits: &Limits) -> Result<Output, Error> {
     let started = Instant::now();
     let (lifeline_read, lifeline_write) = lifeline().map_err(Error::Spawn)?;
     let watcher = Watcher::new(lifeline_read.as_raw_fd(), limits.on_orphan.as_deref())
         .map_err(Error::Spawn)?;
     let parent = std::process::id() as libc::pid_t;
-    cmd.stdin(Stdio::null())
+    let stdin = match limits.input {
+        Some(_) => Stdio::piped(),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -113,6 +121,12 @@ pub fn run(cmd: &mut Command, limits: &Limits) -> Result<Output, Error> {
     let mut child = cmd.spawn().map_err(Error::Spawn)?;
     drop(lifeline_read);
     let group = child.id() as libc::pid_t;
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), limits.input.clone()) {
+        // A child that never reads its input must not block this thread: written aside.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
     let out = drain(child.stdout.take(), limits.max_capture);
     let err = drain(child.stderr.take(), limits.max_capture);
     let status = loop {

@@ -1,4 +1,5 @@
-"""Prints the surface of a native module (a pybind11 core such as mooncake.store) as JSON.
+"""Prints the surface of a native module (a pybind11 core such as mooncake.store) as JSON,
+after a first line holding the proof the caller wrote on stdin.
 
 Usage: python3 -I introspect.py MODULE [EXTENSIONS [PYTHON_MODULES]]
 
@@ -12,7 +13,9 @@ Run by `mooncake_sos_native` in a throwaway venv; standard library only. Every c
 and every other value of the module. A class is also made with no arguments, in a forked
 child so a constructor that crashes or hangs costs only that class's instance facts: which
 members an instance can read and write, and whether it takes new attributes.
-Exit 3 when the module cannot be imported (the reason on stderr), 0 otherwise.
+The module is imported and read in a forked child; this process only relays the child's
+result (see main). Exit 3 when the module cannot be imported (the reason on stderr), 1 when
+the reading gave no result, 0 otherwise.
 """
 
 import importlib
@@ -26,6 +29,13 @@ import time
 
 # Seconds one class's constructor and probes may take in the child.
 CHILD_SECONDS = 10
+# Seconds the whole reading may take (the caller's deadline is the one that counts).
+READ_SECONDS = 3600
+# Most a child's result may hold; a real core's surface is under 100 KB.
+MAX_RESULT = 8 << 20
+# The caller's per-run proof, read from stdin once the reading child is gone.
+PROOF_BYTES = 256
+PR_SET_DUMPABLE = 4
 # Class attributes that say nothing about the core: Python's own bookkeeping.
 SKIP = {"__doc__", "__module__", "__dict__", "__weakref__", "__annotations__", "__qualname__"}
 PROBE_NAME = "_mooncake_sos_probe"
@@ -136,14 +146,17 @@ def read_module(module):
     return surface
 
 
-def in_child(work, seconds):
+def in_child(work, seconds, close=()):
     """`work()` in a forked child under a deadline, as one of {"ok": its JSON value},
-    {"raised": text}, {"killed": signal}, {"late": None} or {"silent": None} (no result:
-    nothing, or not what the child writes; the work's code may write to the pipe too)."""
+    {"raised": text}, {"killed": signal}, {"late": None}, {"large": None} (over MAX_RESULT)
+    or {"silent": None} (no result: nothing, or not what the child writes; the work's code
+    may write to the pipe too). The child closes the descriptors `close` before the work."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
+        for fd in close:
+            os.close(fd)
         signal.alarm(seconds)
         try:
             data = json.dumps({"ok": work()}).encode()
@@ -154,8 +167,8 @@ def in_child(work, seconds):
             view = view[os.write(write_end, view):]
         os._exit(0)  # no exit handlers, no destructors of what the parent made
     os.close(write_end)
-    chunks, deadline, late = [], time.monotonic() + seconds + 5, True
-    while time.monotonic() < deadline:
+    chunks, size, deadline, late = [], 0, time.monotonic() + seconds + 5, True
+    while time.monotonic() < deadline and size <= MAX_RESULT:
         ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
             break
@@ -164,11 +177,14 @@ def in_child(work, seconds):
             late = False
             break
         chunks.append(chunk)
+        size += len(chunk)
+    large = size > MAX_RESULT
+    late = late and not large
     os.close(read_end)
     # At end of output the child is exiting (or carries on with the pipe closed, until the
     # deadline): only a child still running at the deadline is stopped, and counted late.
     done, status = 0, 0
-    while not late and not done:
+    while not late and not large and not done:
         done, status = os.waitpid(pid, os.WNOHANG)
         late = not done and time.monotonic() >= deadline
         if not done and not late:
@@ -179,6 +195,8 @@ def in_child(work, seconds):
         except ProcessLookupError:
             pass
         _, status = os.waitpid(pid, 0)
+    if large:
+        return {"large": None}
     try:
         outcome = json.loads(b"".join(chunks))
     except ValueError:
@@ -203,6 +221,8 @@ def why_no_result(outcome, doing, seconds):
         return f"{doing} killed the process with signal {outcome['killed']}"
     if "late" in outcome:
         return f"{doing} took over {seconds} s"
+    if "large" in outcome:
+        return f"{doing} gave a result over {MAX_RESULT >> 20} MiB"
     return f"{doing} gave no result"
 
 
@@ -282,32 +302,62 @@ def python_module(package_dir, top, name):
     return {"unread": "no source file"}
 
 
+def read_package(name, extensions, python):
+    """In the reading child: the module's surface, its package's other extensions (each in a
+    child of its own) and pure-Python modules; or why the module does not import."""
+    try:
+        module = importlib.import_module(name)
+    except BaseException as exc:  # a missing system library raises ImportError from dlopen
+        return {"import_error": f"{type(exc).__name__}: {exc}"}
+    surface = {"module": name, **read_module(module)}
+    surface["file"] = getattr(module, "__file__", None)
+    surface["extensions"] = {e: read_in_child(e, CHILD_SECONDS * 6) for e in extensions}
+    top = name.split(".")[0]
+    package_dir = os.path.dirname(importlib.import_module(top).__file__)
+    surface["python"] = {p: python_module(package_dir, top, p) for p in python}
+    return surface
+
+
+def undumpable():
+    """This process's /proc/PID/fd and memory closed to its children (same user, no
+    capabilities in the sandbox), so the wheel's code cannot reach the output or the proof."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+
+
 def main():
     name = sys.argv[1]
     extensions = [e for e in (sys.argv[2] if len(sys.argv) > 2 else "").split(",") if e]
     python = [p for p in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if p]
-    # Only the surface goes to stdout: whatever the core itself prints (at import, in a
-    # constructor, in a forked child) is sent to stderr instead.
-    out = os.fdopen(os.dup(1), "w")
+    # This process never runs the wheel's code: a forked child imports and reads it, and its
+    # one way back is its pipe. The output (a duplicate of stdout; fd 1 becomes stderr for
+    # whatever the core prints) and stdin, where the proof arrives once the child is gone,
+    # are closed in the child first thing.
+    undumpable()
+    out = os.dup(1)
     os.dup2(2, 1)
-    try:
-        module = importlib.import_module(name)
-    except BaseException as exc:  # a missing system library raises ImportError from dlopen
-        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+    outcome = in_child(lambda: read_package(name, extensions, python), READ_SECONDS, close=(0, out))
+    if "raised" in outcome:
+        print(f"reading the module failed: {clean(outcome['raised'])}", file=sys.stderr)
+        sys.exit(1)
+    why = why_no_result(outcome, "reading the module", READ_SECONDS)
+    if why is not None:
+        print(why, file=sys.stderr)
+        sys.exit(1)
+    surface = outcome["ok"]
+    if isinstance(surface, dict) and isinstance(surface.get("import_error"), str):
+        print(surface["import_error"], file=sys.stderr)
         sys.exit(3)
-    surface = {"module": name, **read_module(module)}
-    surface["file"] = getattr(module, "__file__", None)
-    surface["extensions"] = {
-        e: read_in_child(e, CHILD_SECONDS * 6)
-        for e in extensions
-    }
-    top = name.split(".")[0]
-    package_dir = os.path.dirname(importlib.import_module(top).__file__)
-    surface["python"] = {p: python_module(package_dir, top, p) for p in python}
-    json.dump(surface, out, indent=1, sort_keys=True)
-    out.write("\n")
-    out.flush()
-    # The surface is out; the core's exit handlers (a crash at exit) cannot change it.
+    # The caller checks the first line, then the surface's shape and size.
+    proof = sys.stdin.buffer.read(PROOF_BYTES).strip()
+    data = proof + b"\n" + json.dumps(surface, indent=1, sort_keys=True).encode() + b"\n"
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out, view):]
+    # The surface is out; nothing of the core runs here, but no exit handlers either.
     os._exit(0)
 
 

@@ -1,14 +1,17 @@
-//! Where a wheel's code runs (a core's import, watch's smoke): isolated from the host in Linux
-//! namespaces (`unshare`: its own user, mount, pid and network namespaces), or, only when
-//! the user says so (`--unisolated`), on the host.
+//! Where a wheel's code runs (a core's import, watch's smoke): in a sandbox that holds only
+//! what that code needs, or, only when the user says so (`--unisolated`), on the host.
 //!
-//! Isolated, the code sees the host's file system read-only (so the library directories it
-//! is given stay visible), a fresh tmpfs at /dev/shm, its scratch directory (also its TMPDIR
-//! and HOME) as the one writable place, a network namespace with only
-//! loopback, a clean environment and HOME, and a bound on its address space; the runner
+//! The sandbox is bubblewrap's (Debian's `bubblewrap`; a well-kept tool rather than our own
+//! namespace code): a fresh root holding, read-only, the system's `/usr`, the interpreter's
+//! prefix, the scratch directory (the throwaway venv with the wheel, the scripts) and the
+//! library and module directories the command names; an empty, size-bounded /tmp and
+//! /dev/shm; a minimal /dev and /proc; a network namespace with only loopback; no
+//! capabilities; a clean environment; a bound on its address space. Nothing else of the
+//! host: no /etc, /run, /var, /home, /root, host /tmp or sockets. The runner
 //! ([`mooncake_sos_contract::bounded`]) bounds its time.
 
-use std::ffi::OsString;
+use std::ffi::OsStr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Once, OnceLock};
@@ -17,8 +20,8 @@ use std::time::Duration;
 /// How the wheel's code runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Isolation {
-    /// `unshare` namespaces (util-linux).
-    Namespaces,
+    /// In bubblewrap's sandbox.
+    Sandbox,
     /// On the host: asked for with `--unisolated`.
     Unisolated,
 }
@@ -26,60 +29,51 @@ pub enum Isolation {
 /// The flag that allows an unisolated run.
 pub const UNISOLATED_FLAG: &str = "--unisolated";
 
-/// Bound on the isolated code's address space (KiB for `ulimit -v`): 16 GiB.
-const MAX_ADDRESS_SPACE_KIB: u64 = 16 << 20;
+/// Bound on the sandboxed code's address space: 16 GiB, or the hard limit already set if lower.
+const MAX_ADDRESS_SPACE: u64 = 16 << 30;
 
-/// Set up inside the namespaces, then exec the command: `$1` the scratch directory, `$2` the
-/// working directory, the rest the command.
-const SETUP: &str = r#"set -e
-S="$1"; W="$2"; shift 2
-mount --bind "$S" "$S"
-awk '{print $2}' /proc/self/mounts | sort -u | while read -r m; do
-  m=$(printf '%b' "$m")
-  [ "$m" = "$S" ] || mount -o remount,bind,ro "$m" 2>/dev/null || true
-done
-if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777,size=1g tmpfs /dev/shm; fi
-ip link set lo up 2>/dev/null || true
-ulimit -v "$MOONCAKE_SOS_MAX_KIB"
-unset MOONCAKE_SOS_MAX_KIB
-cd "$W"
-exec "$@"
-"#;
+/// Size of the sandbox's /tmp and of its /dev/shm, each.
+const TMPFS_BYTES: u64 = 1 << 30;
+
+/// The host directories that stand for the system (libc, the loader, the tools a smoke
+/// starts): the merged-/usr links beside `/usr`, kept as the links they are.
+const SYSTEM_LINKS: [&str; 6] = ["/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"];
 
 impl Isolation {
-    /// Namespaces unless `unisolated`; whether they work here is found at the first use.
+    /// The sandbox unless `unisolated`; whether it works here is found at the first use.
     pub fn choose(unisolated: bool) -> Isolation {
         if unisolated {
             Isolation::Unisolated
         } else {
-            Isolation::Namespaces
+            Isolation::Sandbox
         }
     }
 
     /// Whether this isolation works here (probed once per process): an error naming why and
     /// the flag that allows an unisolated run.
     fn available(&self) -> Result<(), String> {
-        static NAMESPACES: OnceLock<Result<(), String>> = OnceLock::new();
+        static SANDBOX: OnceLock<Result<(), String>> = OnceLock::new();
         match self {
             Isolation::Unisolated => Ok(()),
-            Isolation::Namespaces => NAMESPACES.get_or_init(probe).clone(),
+            Isolation::Sandbox => SANDBOX.get_or_init(probe).clone(),
         }
     }
 
     /// What the output says ran.
     pub fn describe(&self) -> &'static str {
         match self {
-            Isolation::Namespaces => {
-                "isolated in Linux namespaces (unshare: no network, read-only file system \
-                 but its scratch directory, clean environment)"
+            Isolation::Sandbox => {
+                "in a bubblewrap sandbox (read-only interpreter, venv and libraries, empty \
+                 /tmp, loopback only, no capabilities, clean environment, nothing else of \
+                 the host)"
             }
             Isolation::Unisolated => "on this host, unisolated (--unisolated)",
         }
     }
 
-    /// `command` to run the wheel's code with `scratch` its one writable directory; says
-    /// (once per process, on stderr) how the wheels' code runs. An error when the isolation
-    /// does not work here.
+    /// `command` to run the wheel's code, with `scratch` (the venv, the scripts) visible
+    /// read-only; says (once per process, on stderr) how the wheels' code runs. An error when
+    /// the isolation does not work here.
     pub fn command(&self, command: &Command, scratch: &Path) -> Result<Command, String> {
         self.available()?;
         static SAID: Once = Once::new();
@@ -91,59 +85,140 @@ impl Isolation {
         if *self == Isolation::Unisolated {
             return rebuild(command, Command::new(command.get_program()));
         }
-        let scratch = scratch
-            .canonicalize()
-            .unwrap_or_else(|_| scratch.to_path_buf());
-        let work = command
-            .get_current_dir()
-            .map_or_else(|| scratch.clone(), Path::to_path_buf);
-        let home = scratch.join("home");
-        let tmp = scratch.join("tmp");
-        let _ = std::fs::create_dir_all(&home);
-        let _ = std::fs::create_dir_all(&tmp);
-        let mut outer = Command::new("unshare");
+        let mut outer = Command::new("bwrap");
         outer
-            .args(["--user", "--map-root-user", "--mount", "--net", "--pid"])
+            .args(["--unshare-all", "--unshare-user", "--disable-userns"])
+            .args(["--die-with-parent", "--new-session", "--cap-drop", "ALL"])
+            .args(["--ro-bind", "/usr", "/usr"]);
+        for link in SYSTEM_LINKS {
+            match std::fs::read_link(link) {
+                Ok(target) => {
+                    outer.arg("--symlink").arg(target).arg(link);
+                }
+                Err(_) if Path::new(link).is_dir() => {
+                    outer.args(["--ro-bind", link, link]);
+                }
+                Err(_) => {}
+            }
+        }
+        outer
+            .args(["--proc", "/proc", "--dev", "/dev"])
+            .args(sized_tmpfs("/dev/shm"))
+            .args(["--remount-ro", "/dev"])
+            .args(sized_tmpfs("/tmp"));
+        for dir in visible(command, scratch) {
+            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            outer.arg("--ro-bind").arg(&real).arg(&dir);
+            if real != dir {
+                outer.arg("--ro-bind").arg(&real).arg(&real);
+            }
+        }
+        let work = command.get_current_dir().unwrap_or(Path::new("/tmp"));
+        outer
+            .args(["--remount-ro", "/", "--chdir"])
+            .arg(work)
             .args([
-                "--fork",
-                "--mount-proc",
-                "--kill-child",
-                "sh",
-                "-c",
-                SETUP,
-                "sh",
-            ])
-            .arg(&scratch)
-            .arg(&work)
-            .arg(command.get_program())
-            .args(command.get_args())
-            .env_clear()
-            .env(
+                "--clearenv",
+                "--setenv",
                 "PATH",
-                std::env::var_os("PATH").unwrap_or_else(default_path),
-            )
-            .env("HOME", &home)
-            .env("TMPDIR", &tmp)
-            .env("LANG", "C.UTF-8")
-            .env("MOONCAKE_SOS_MAX_KIB", MAX_ADDRESS_SPACE_KIB.to_string())
-            .current_dir(&scratch);
+                "/usr/local/bin:/usr/bin:/bin",
+            ])
+            .args(["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"])
+            .args(["--setenv", "LANG", "C.UTF-8"]);
         for (key, value) in command.get_envs() {
-            match value {
-                Some(value) => outer.env(key, value),
-                None => outer.env_remove(key),
-            };
+            if let Some(value) = value {
+                outer.arg("--setenv").arg(key).arg(value);
+            }
+        }
+        outer
+            .arg("--")
+            .arg(command.get_program())
+            .args(command.get_args());
+        // SAFETY: setrlimit/getrlimit are async-signal-safe and touch no memory of the parent.
+        unsafe {
+            outer.pre_exec(bound_address_space);
         }
         outer
     }
 }
 
-/// Runs `true` in the namespaces.
+/// `--size BYTES --tmpfs DIR`.
+fn sized_tmpfs(dir: &str) -> [String; 4] {
+    [
+        "--size".into(),
+        TMPFS_BYTES.to_string(),
+        "--tmpfs".into(),
+        dir.into(),
+    ]
+}
+
+/// The directories the command needs to see, besides the system: the scratch directory, the
+/// prefix of the interpreter it runs (a venv's python links there), and every directory its
+/// `LD_LIBRARY_PATH` and `PYTHONPATH` name. Only those that exist, each once.
+fn visible(command: &Command, scratch: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![std::path::absolute(scratch).unwrap_or_else(|_| scratch.to_path_buf())];
+    dirs.extend(interpreter_prefix(command.get_program()));
+    for (key, value) in command.get_envs() {
+        if let (true, Some(value)) = (key == "LD_LIBRARY_PATH" || key == "PYTHONPATH", value) {
+            dirs.extend(std::env::split_paths(value).filter(|d| d.is_absolute()));
+        }
+    }
+    let mut seen = Vec::new();
+    for dir in dirs {
+        let under_usr = dir.starts_with("/usr");
+        if dir.is_dir() && !under_usr && !seen.contains(&dir) {
+            seen.push(dir);
+        }
+    }
+    seen
+}
+
+/// `<prefix>` of the interpreter `program` resolves to (`<prefix>/bin/python3.11`), which
+/// holds its standard library.
+fn interpreter_prefix(program: &OsStr) -> Option<PathBuf> {
+    let program = Path::new(program);
+    let found = if program.components().count() > 1 {
+        program.to_path_buf()
+    } else {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())?
+    };
+    let real = found.canonicalize().ok()?;
+    let bin = real.parent()?;
+    (bin.file_name()? == "bin").then(|| bin.parent().map(Path::to_path_buf))?
+}
+
+/// In the child before exec: the address space bounded, below any hard limit already set (a
+/// limit cannot be raised, so a lower one stays).
+fn bound_address_space() -> std::io::Result<()> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit write and read the one struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_AS, &mut limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let bound = limit.rlim_max.min(MAX_ADDRESS_SPACE);
+        limit.rlim_cur = bound;
+        limit.rlim_max = bound;
+        if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Runs `true` in the sandbox.
 fn probe() -> Result<(), String> {
     let scratch = mooncake_sos_contract::bounded::scratch("probe")
         .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let mut probe = Command::new("true");
     probe.current_dir(scratch.path());
-    let mut wrapped = Isolation::Namespaces.wrap(&probe, scratch.path());
+    let mut wrapped = Isolation::Sandbox.wrap(&probe, scratch.path());
     let limits = mooncake_sos_contract::bounded::Limits::within(Duration::from_secs(20));
     let why = match mooncake_sos_contract::bounded::run(&mut wrapped, &limits) {
         Ok(done) if done.status.success() => return Ok(()),
@@ -155,13 +230,9 @@ fn probe() -> Result<(), String> {
         Err(e) => e.to_string(),
     };
     Err(format!(
-        "the wheels' code runs isolated, and no isolation works here: `unshare` (Linux \
-         namespaces) failed: {why}; {UNISOLATED_FLAG} runs it on this host instead"
+        "the wheels' code runs isolated, and no isolation works here: bubblewrap (`bwrap`, \
+         Debian's bubblewrap) failed: {why}; {UNISOLATED_FLAG} runs it on this host instead"
     ))
-}
-
-fn default_path() -> OsString {
-    "/usr/local/bin:/usr/bin:/bin".into()
 }
 
 /// `fresh` with `command`'s arguments, environment and directory.
@@ -177,4 +248,32 @@ fn rebuild(command: &Command, mut fresh: Command) -> Command {
         fresh.current_dir(PathBuf::from(dir));
     }
     fresh
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_sees_the_scratch_the_interpreter_and_the_named_libraries_only() {
+        let scratch = tempfile::tempdir().unwrap();
+        let libs = tempfile::tempdir().unwrap();
+        let mut command = Command::new("python3");
+        command
+            .env(
+                "LD_LIBRARY_PATH",
+                format!("{}:relative:/nonexistent", libs.path().display()),
+            )
+            .env("PYTHONPATH", "/usr/lib/python3/dist-packages");
+        let dirs = visible(&command, scratch.path());
+        assert_eq!(dirs[0], scratch.path());
+        assert!(dirs.contains(&libs.path().to_path_buf()), "{dirs:?}");
+        // Under /usr (already there), relative and missing directories: not bound again.
+        assert!(
+            dirs.iter()
+                .all(|d| !d.starts_with("/usr") && d.is_absolute()),
+            "{dirs:?}"
+        );
+        assert!(!dirs.contains(&PathBuf::from("/nonexistent")), "{dirs:?}");
+    }
 }

@@ -23,6 +23,7 @@ pub mod progress;
 pub mod read;
 pub mod record;
 pub mod runtime;
+mod shape;
 pub mod table;
 pub mod users;
 pub mod users_check;

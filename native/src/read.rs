@@ -6,7 +6,7 @@ use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, ModuleKind, Whee
 use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
-use mooncake_sos_contract::bounded::step::{Finished, StepError, bounded, tail};
+use mooncake_sos_contract::bounded::step::{Finished, StepError, bounded, bounded_fed, tail};
 use mooncake_sos_contract::signature::OVERLOADS_PY;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
@@ -159,6 +159,7 @@ impl Reader {
         // A library the core needs and the reader can bring: brought, and the import tried
         // again (a runtime first, then the driver stub it needs in turn).
         let mut brought: Vec<PathBuf> = Vec::new();
+        let proof = proof().map_err(|e| fail(format!("cannot make the run's proof: {e}")))?;
         let done = loop {
             let mut run = Command::new(&venv_python);
             run.arg("-I")
@@ -168,7 +169,7 @@ impl Reader {
                 .current_dir(work.path())
                 .env("LD_LIBRARY_PATH", self.library_path(&brought));
             let run = self.isolation.command(&run, work.path()).map_err(fail)?;
-            let done = bounded(run, deadline)
+            let done = bounded_fed(run, deadline, proof.clone().into_bytes())
                 .map_err(|e| self.step_error(core, "importing the core", e))?;
             let missing = (done.status.code() == Some(IMPORT_FAILED))
                 .then(|| missing_library(&done.stderr))
@@ -203,12 +204,7 @@ impl Reader {
                 tail(&done.stderr, 12)
             )));
         }
-        let found: Introspected = serde_json::from_str(&done.stdout).map_err(|e| {
-            fail(format!(
-                "the introspection printed no surface ({e}):\n{}",
-                tail(&done.stdout, 5)
-            ))
-        })?;
+        let found = proven_surface(&done.stdout, &proof).map_err(fail)?;
         // Under the venv, as given or with symlinks resolved (a TMPDIR that is a link).
         let roots = [
             work.path().to_path_buf(),
@@ -315,6 +311,30 @@ fn other_modules(core: &WheelCore) -> [String; 2] {
         of(&[ModuleKind::Extension]),
         of(&[ModuleKind::Python, ModuleKind::Package]),
     ]
+}
+
+/// A fresh secret for one read: the reader prints it before the surface, and only the
+/// reader's own process (never the wheel's code) can learn it (see introspect.py's main).
+fn proof() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The surface the reader printed after `proof`, in the shape and within the limits of a
+/// record; anything else is refused, naming why.
+fn proven_surface(stdout: &str, proof: &str) -> Result<Introspected, String> {
+    let refused = |why: String| format!("the core's reader gave no surface: {why}");
+    let (first, rest) = stdout.split_once('\n').unwrap_or((stdout, ""));
+    if first != proof {
+        return Err(refused(
+            "its output does not start with this run's proof (something else wrote it)".into(),
+        ));
+    }
+    let found: Introspected =
+        serde_json::from_str(rest).map_err(|e| refused(format!("not a surface ({e})")))?;
+    crate::shape::check(&found).map_err(refused)?;
+    Ok(found)
 }
 
 fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {

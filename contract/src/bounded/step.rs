@@ -38,8 +38,23 @@ impl StepError {
 }
 
 /// Runs `command` until it exits or `deadline` passes.
-pub fn bounded(mut command: Command, deadline: Instant) -> Result<Finished, StepError> {
-    match run(&mut command, &Limits::until(deadline)) {
+pub fn bounded(command: Command, deadline: Instant) -> Result<Finished, StepError> {
+    bounded_with(command, Limits::until(deadline))
+}
+
+/// Runs `command` with `input` on its stdin until it exits or `deadline` passes.
+pub fn bounded_fed(
+    command: Command,
+    deadline: Instant,
+    input: Vec<u8>,
+) -> Result<Finished, StepError> {
+    let mut limits = Limits::until(deadline);
+    limits.input = Some(input);
+    bounded_with(command, limits)
+}
+
+fn bounded_with(mut command: Command, limits: Limits) -> Result<Finished, StepError> {
+    match run(&mut command, &limits) {
         Ok(done) => Ok(Finished {
             status: done.status,
             stdout: done.stdout_text(),
