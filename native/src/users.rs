@@ -4,8 +4,9 @@
 //! ([`super::users_check`]).
 
 use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_pysource::semantic::{SourceFile, with_model};
 use mooncake_sos_pysource::source::{LoadError, ModuleSource, sha256_hex};
-use mooncake_sos_pysource::surface::{self, Access, ProgramFile, SurfaceConfig, Target};
+use mooncake_sos_pysource::surface::{self, Access, SurfaceConfig, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -183,9 +184,13 @@ pub fn derive(
         let dotted = file.trim_end_matches(".py").replace('/', ".");
         parsed.push((file, source, dotted, *seed));
     }
-    let program: Vec<ProgramFile<'_>> = parsed
+    let program: Vec<SourceFile<'_>> = parsed
         .iter()
-        .map(|(_, source, module, seed)| ProgramFile::new(source, module, *seed))
+        .map(|(_, source, module, seed)| SourceFile {
+            source,
+            module,
+            seed: *seed,
+        })
         .collect();
     let (core, others) = native_modules
         .split_first()
@@ -194,11 +199,12 @@ pub fn derive(
     let config = SurfaceConfig {
         module: String::new(),
         native_module: (*core).to_owned(),
+        others: others.clone(),
         package: package.to_owned(),
         // A user's parameter names mean nothing here: only what it imports is typed.
         roles: BTreeMap::new(),
     };
-    let derived = surface::derive_program_modules(&program, &config, &others)?;
+    let derived = with_model(&program, |model| surface::derive_program(model, &config))??;
     if derived.unsettled {
         return Err(fail(format!(
             "its modules pass values through more than {} files: the record would miss uses",

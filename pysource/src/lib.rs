@@ -17,6 +17,7 @@ pub mod flow;
 pub mod matrix;
 pub mod nesting;
 pub mod report;
+pub mod semantic;
 pub mod source;
 pub mod surface;
 pub mod version;
@@ -37,13 +38,16 @@ pub fn verify_with_surface(
     source: &ModuleSource,
 ) -> Result<(Report, surface::SurfaceReport), LoadError> {
     let config = surface::SurfaceConfig::from_api(api);
-    let (facts, derived) = nesting::with_parsed(source, |parsed| {
-        let facts = extract::facts(parsed.suite(), source);
-        (
-            facts,
-            surface::derive_parsed(parsed.suite(), source, &config),
-        )
-    })?;
+    let files = [semantic::SourceFile {
+        source,
+        module: &config.module,
+        seed: true,
+    }];
+    let (facts, derived) = semantic::with_model(&files, |model| {
+        let file = model.file(0)?;
+        let facts = extract::facts(file.tree.body(), source);
+        Ok::<_, LoadError>((facts, surface::derive_file(model, 0, &config)?))
+    })??;
     let report = check::check(api, &facts, &source.display, &source.sha256);
     Ok((report, surface::compare(&api.surface, derived)))
 }

@@ -13,9 +13,10 @@ mod walk;
 
 pub use files::{ConsumerFile, expand, module_name, read};
 
+use crate::semantic::{SourceFile, with_model};
 use crate::source::LoadError;
 use crate::surface::reach;
-use crate::surface::{self, Finding, ProgramFile, SurfaceConfig};
+use crate::surface::{self, Finding, SurfaceConfig};
 use mooncake_sos_contract::model::{Api, SymbolKind};
 use mooncake_sos_contract::signature::CallShape;
 use rayon::prelude::*;
@@ -254,24 +255,32 @@ pub fn check(
             .zip(&seeds)
             .any(|(f, &seed)| seed && reach::names_module(&f.source.text, m, leaf))
     });
-    let program: Vec<ProgramFile<'_>> = sources
-        .par_iter()
+    let files: Vec<SourceFile<'_>> = sources
+        .iter()
         .zip(&seeds)
-        .map(|(f, &seed)| ProgramFile::new(&f.source, &f.module, seed))
-        .collect();
-    // The API module's uses: only a file naming the package can import it.
-    let api_uses: Vec<Result<Vec<ConsumerUse>, LoadError>> = sources
-        .par_iter()
-        .zip(&seeds)
-        .map(|(f, &seed)| match seed {
-            true => crate::nesting::with_parsed(&f.source, |parsed| {
-                walk::uses(parsed.suite(), &f.source.text, &names)
-            }),
-            false => Ok(Vec::new()),
+        .map(|(f, &seed)| SourceFile {
+            source: &f.source,
+            module: &f.module,
+            seed,
         })
         .collect();
-    let api_uses = api_uses.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let natives = surface::derive_program_modules(&program, &config, &others)?;
+    config.others = others;
+    let (api_uses, natives) = with_model(&files, |model| {
+        // The API module's uses: only a file naming the package can import it.
+        let api_uses: Vec<Result<Vec<ConsumerUse>, LoadError>> = (0..files.len())
+            .into_par_iter()
+            .map(|i| match files[i].seed {
+                true => {
+                    let file = model.file(i)?;
+                    Ok(walk::uses(file.tree.body(), &file.source.text, &names))
+                }
+                false => Ok(Vec::new()),
+            })
+            .collect();
+        let api_uses = api_uses.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let natives = surface::derive_program(model, &config)?;
+        Ok::<_, LoadError>((api_uses, natives))
+    })??;
     let mut notes = Vec::new();
     if natives.unsettled {
         notes.push(format!(

@@ -160,7 +160,7 @@ impl<'a> Analyzer<'a> {
     /// The native member `name` of `v`, with where it is looked up, if `v` is native.
     pub fn member_of(&self, v: &Val, name: &str) -> Option<(String, On)> {
         match v {
-            Val::NativeModule => Some((name.to_owned(), On::Module)),
+            Val::NativeModule(m) => Some((self.config.member_path(*m, name), On::Module)),
             Val::Member(m) if m.on == On::Module => Some((format!("{}.{name}", m.path), On::Class)),
             Val::ClassOf(c) => Some((format!("{c}.{name}"), On::Class)),
             Val::Instance(c) => Some((format!("{c}.{name}"), On::Instance)),
@@ -171,7 +171,7 @@ impl<'a> Analyzer<'a> {
     /// The owner a dynamic use names (`""`: the native module), if `v` is native.
     pub fn native_owner(&self, v: &Val) -> Option<(String, On)> {
         match v {
-            Val::NativeModule => Some((String::new(), On::Module)),
+            Val::NativeModule(m) => Some((self.config.member_path(*m, ""), On::Module)),
             Val::Member(m) if m.on == On::Module => Some((m.path.clone(), On::Class)),
             Val::ClassOf(c) => Some((c.clone(), On::Class)),
             Val::Instance(c) => Some((c.clone(), On::Instance)),
@@ -226,12 +226,7 @@ impl<'a> Analyzer<'a> {
             match v {
                 Val::Package(p) => {
                     let full = format!("{p}.{name}");
-                    let native = &self.config.native_module;
-                    if &full == native {
-                        out.insert(Val::NativeModule);
-                    } else if native.starts_with(&format!("{full}.")) {
-                        out.insert(Val::Package(full));
-                    }
+                    out.extend(self.config.module_value(&full));
                 }
                 Val::Object(cid) => out.extend(self.object_attr(*cid, name)),
                 Val::Class(cid) => {

@@ -19,9 +19,11 @@ impl<'a> Analyzer<'a> {
                 };
                 self.record(line, target, Access::Import, guard);
             }
-            let native = self.config.native_module.as_str();
             match &alias.asname {
-                Some(name) if full == native => self.bind(name, [Val::NativeModule].into()),
+                Some(name) if self.config.native(full).is_some() => {
+                    let vals = self.config.module_value(full).into_iter().collect();
+                    self.bind(name, vals);
+                }
                 Some(name) if self.in_program(full) => {
                     let module = Remote::Module(full.to_owned());
                     self.bind(name, [Val::Remote(module)].into());
@@ -29,13 +31,13 @@ impl<'a> Analyzer<'a> {
                 Some(_) => {}
                 None => {
                     let first = full.split('.').next().unwrap_or(full);
-                    if native == first {
-                        self.bind(first, [Val::NativeModule].into());
-                    } else if native.starts_with(&format!("{first}.")) {
-                        self.bind(first, [Val::Package(first.to_owned())].into());
-                    } else if self.in_program(first) {
-                        let module = Remote::Module(first.to_owned());
-                        self.bind(first, [Val::Remote(module)].into());
+                    match self.config.module_value(first) {
+                        Some(v) => self.bind(first, [v].into()),
+                        None if self.in_program(first) => {
+                            let module = Remote::Module(first.to_owned());
+                            self.bind(first, [Val::Remote(module)].into());
+                        }
+                        None => {}
                     }
                 }
             }
@@ -44,35 +46,35 @@ impl<'a> Analyzer<'a> {
 
     pub fn import_from(&mut self, i: &'a ast::StmtImportFrom) {
         let base = self.absolute(i.module.as_deref(), i.level);
-        let native = self.config.native_module.clone();
         for alias in &i.names {
             let name = alias.name.as_str();
             let bound = alias.asname.as_ref().unwrap_or(&alias.name);
             let line = self.line(alias);
             let full = format!("{base}.{name}");
-            if base == native {
+            if let Some(m) = self.config.native(&base) {
                 let guard = self.import_guard(false);
                 if name == "*" {
                     let target = Target::Dynamic {
-                        owner: String::new(),
+                        owner: self.config.member_path(m, ""),
                         on: On::Module,
                     };
                     self.record(line, target, Access::Read, guard);
                     continue;
                 }
+                let path = self.config.member_path(m, name);
                 let target = Target::Native {
-                    path: name.to_owned(),
+                    path: path.clone(),
                     on: On::Module,
                 };
                 self.record(line, target, Access::Read, guard.clone());
                 let member = Member {
-                    path: name.to_owned(),
+                    path,
                     on: On::Module,
                     probe: None,
                 };
                 self.bind(bound, [Val::Member(member)].into());
-            } else if full == native {
-                self.bind(bound, [Val::NativeModule].into());
+            } else if let Some(m) = self.config.native(&full) {
+                self.bind(bound, [Val::NativeModule(m)].into());
             } else if self.in_program(&base) || self.in_program(&full) {
                 let vals = self.imported(&base, name);
                 self.bind(bound, vals);
@@ -112,14 +114,13 @@ impl<'a> Analyzer<'a> {
         base
     }
 
-    /// Another module of the package: not this module, the native core or a package on the
-    /// way to it.
+    /// Another module of the package: not this module, a native module or a package on the
+    /// way to one.
     pub fn is_sibling(&self, module: &str) -> bool {
         let c = self.config;
         module.starts_with(&format!("{}.", c.package))
             && module != c.module
-            && module != c.native_module
-            && !c.native_module.starts_with(&format!("{module}."))
+            && c.module_value(module).is_none()
     }
     /// `importlib.import_module("pkg.mod")` / `__import__("pkg.mod")`.
     pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals<'a> {
@@ -128,8 +129,8 @@ impl<'a> Analyzer<'a> {
         };
         let mut out = Vals::new();
         for module in strings(names) {
-            if module == self.config.native_module {
-                out.insert(Val::NativeModule);
+            if let Some(m) = self.config.native(module) {
+                out.insert(Val::NativeModule(m));
             } else if self.is_sibling(module) {
                 let guard = self.import_guard(true);
                 let module = module.to_owned();

@@ -7,13 +7,13 @@ use ruff_python_ast::{self as ast, Expr, ExprContext, Stmt};
 use ruff_text_size::TextSize;
 use std::collections::{HashMap, HashSet};
 
-pub(super) type ScopeId = usize;
-pub(super) type FuncId = usize;
-pub(super) type ClassId = usize;
+pub(crate) type ScopeId = usize;
+pub(crate) type FuncId = usize;
+pub(crate) type ClassId = usize;
 
-pub(super) const MODULE_SCOPE: ScopeId = 0;
+pub(crate) const MODULE_SCOPE: ScopeId = 0;
 
-pub(super) struct Scope {
+pub(crate) struct Scope {
     pub parent: Option<ScopeId>,
     /// A class body: its names are not visible from the methods.
     pub is_class: bool,
@@ -23,7 +23,7 @@ pub(super) struct Scope {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FuncKind {
+pub(crate) enum FuncKind {
     Plain,
     /// The first parameter is the instance.
     Method,
@@ -34,7 +34,7 @@ pub(super) enum FuncKind {
     Property,
 }
 
-pub(super) struct Func<'a> {
+pub(crate) struct Func<'a> {
     pub def: &'a ast::StmtFunctionDef,
     pub scope: ScopeId,
     pub class: Option<ClassId>,
@@ -59,14 +59,14 @@ impl Func<'_> {
     }
 }
 
-pub(super) struct Class<'a> {
+pub(crate) struct Class<'a> {
     pub name: &'a str,
     pub scope: ScopeId,
     pub methods: HashMap<String, FuncId>,
     pub bases: Vec<ClassId>,
 }
 
-pub(super) struct Index<'a> {
+pub(crate) struct Index<'a> {
     pub scopes: Vec<Scope>,
     pub funcs: Vec<Func<'a>>,
     pub classes: Vec<Class<'a>>,

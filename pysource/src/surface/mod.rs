@@ -31,7 +31,7 @@ mod deps;
 mod expr;
 mod guard;
 mod imports;
-mod index;
+pub(crate) mod index;
 mod program;
 pub mod reach;
 mod remote;
@@ -43,8 +43,9 @@ mod world;
 
 pub use compare::{Finding, SurfaceReport, compare};
 pub(crate) use expr::keyword_args;
-pub use program::{MAX_ROUNDS, Program, ProgramFile, derive_program};
+pub use program::{MAX_ROUNDS, Program, derive_program};
 
+use crate::semantic::{Model, SourceFile, with_model};
 use crate::source::{LoadError, ModuleSource};
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_contract::signature::CallShape;
@@ -58,6 +59,9 @@ pub struct SurfaceConfig {
     pub module: String,
     /// The native core, e.g. `mooncake.store`.
     pub native_module: String,
+    /// The package's other extension modules read with it (`mooncake.engine`): a use of one
+    /// is named by its qualified path (`mooncake.engine.TransferEngine.initialize`).
+    pub others: Vec<String>,
     /// The top-level package, e.g. `mooncake`: its other modules are siblings.
     pub package: String,
     /// Parameter name -> native class.
@@ -69,6 +73,7 @@ impl SurfaceConfig {
         Self {
             module: api.upstream.module.clone(),
             native_module: api.upstream.native_module.clone(),
+            others: Vec::new(),
             package: api.upstream.package().to_owned(),
             roles: api
                 .surface
@@ -77,6 +82,43 @@ impl SurfaceConfig {
                 .map(|r| (r.param.clone(), r.class.clone()))
                 .collect(),
         }
+    }
+}
+
+impl SurfaceConfig {
+    /// The native module `module` is, by its number (0: the core).
+    pub(crate) fn native(&self, module: &str) -> Option<u16> {
+        std::iter::once(&self.native_module)
+            .chain(&self.others)
+            .position(|m| m == module)
+            .and_then(|i| u16::try_from(i).ok())
+    }
+
+    /// The path of member `name` of native module `m` (`""`: the module itself, as a dynamic
+    /// use's owner names it): bare in the core, qualified in another.
+    pub(crate) fn member_path(&self, m: u16, name: &str) -> String {
+        match (
+            usize::from(m)
+                .checked_sub(1)
+                .and_then(|i| self.others.get(i)),
+            name,
+        ) {
+            (None, _) => name.to_owned(),
+            (Some(module), "") => module.clone(),
+            (Some(module), _) => format!("{module}.{name}"),
+        }
+    }
+
+    /// What importing `module` gives: a native module, or a package on the way to one.
+    fn module_value(&self, module: &str) -> Option<value::Val<'static>> {
+        if let Some(m) = self.native(module) {
+            return Some(value::Val::NativeModule(m));
+        }
+        let below = format!("{module}.");
+        std::iter::once(&self.native_module)
+            .chain(&self.others)
+            .any(|m| m.starts_with(&below))
+            .then(|| value::Val::Package(module.to_owned()))
     }
 }
 
@@ -170,63 +212,27 @@ pub struct Surface {
 /// Parses `source` (nesting bounded: [`crate::nesting`]) and derives its surface; a syntax
 /// error is a located [`LoadError`].
 pub fn derive(source: &ModuleSource, config: &SurfaceConfig) -> Result<Surface, LoadError> {
-    crate::nesting::with_parsed(source, |parsed| {
-        derive_parsed(parsed.suite(), source, config)
-    })
+    let files = [SourceFile {
+        source,
+        module: &config.module,
+        seed: true,
+    }];
+    with_model(&files, |model| derive_file(model, 0, config))?
 }
 
-/// [`derive`] over a module already parsed (`body` is `source`'s).
-pub fn derive_parsed(
-    body: &[ruff_python_ast::Stmt],
-    source: &ModuleSource,
+/// The surface of file `i` of `model`, read on its own.
+pub(crate) fn derive_file(
+    model: &Model<'_>,
+    i: usize,
     config: &SurfaceConfig,
-) -> Surface {
-    Surface {
-        file: source.display.clone(),
-        sha256: source.sha256.clone(),
+) -> Result<Surface, LoadError> {
+    let file = model.file(i)?;
+    Ok(Surface {
+        file: file.source.display.clone(),
+        sha256: file.source.sha256.clone(),
         native_module: config.native_module.clone(),
-        uses: walk::analyze(body, &source.text, config),
-    }
-}
-
-/// [`derive_program`] for the native core and for each other extension module in `others`
-/// (`mooncake.engine`), each file's uses as one list: a use of another module is qualified by
-/// it (`mooncake.engine.TransferEngine.initialize`), and importing one is no sibling's use.
-pub fn derive_program_modules(
-    files: &[ProgramFile<'_>],
-    config: &SurfaceConfig,
-    others: &[String],
-) -> Result<Program, LoadError> {
-    let native = |m: &str| m == config.native_module || others.iter().any(|o| o == m);
-    let mut program = derive_program(files, config)?;
-    let out = &mut program.files;
-    for uses in out.iter_mut().flatten() {
-        uses.retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
-    }
-    for module in others {
-        let config = SurfaceConfig {
-            native_module: module.clone(),
-            ..config.clone()
-        };
-        let more = derive_program(files, &config)?;
-        program.unsettled |= more.unsettled;
-        for (uses, more) in program.files.iter_mut().zip(more.files) {
-            for mut u in more.into_iter().flatten() {
-                match &mut u.target {
-                    Target::Native { path, .. } => *path = format!("{module}.{path}"),
-                    Target::Dynamic { owner, .. } if owner.is_empty() => owner.clone_from(module),
-                    Target::Dynamic { owner, .. } => *owner = format!("{module}.{owner}"),
-                    Target::Sibling { .. } => continue,
-                }
-                uses.get_or_insert_with(Vec::new).push(u);
-            }
-        }
-    }
-    for uses in program.files.iter_mut().flatten() {
-        uses.sort();
-        uses.dedup();
-    }
-    Ok(program)
+        uses: walk::analyze(&file, config),
+    })
 }
 
 /// Derives the surface of `source` and compares it with what `api` declares.

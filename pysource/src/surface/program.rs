@@ -6,10 +6,10 @@
 //! learnt. Only values the analysis follows cross: native objects and references to the
 //! other files' functions, classes and instances.
 
-use super::reach::imported_modules;
 use super::world::{Round, World};
 use super::{SurfaceConfig, Use};
-use crate::source::{LoadError, ModuleSource};
+use crate::semantic::Model;
+use crate::source::LoadError;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 
@@ -26,36 +26,11 @@ pub struct Program {
     pub unsettled: bool,
 }
 
-/// A file of the program: its source, its dotted module name, the modules its import lines
-/// name, and whether it is read from the start (it names the package).
-pub struct ProgramFile<'s> {
-    pub source: &'s ModuleSource,
-    pub module: &'s str,
-    /// What its import lines name (see [`imported_modules`]).
-    pub imports: Vec<String>,
-    pub seed: bool,
-}
-
-impl<'s> ProgramFile<'s> {
-    /// `source`, the module `module`, read from the first round when `seed`.
-    pub fn new(source: &'s ModuleSource, module: &'s str, seed: bool) -> Self {
-        let imports = imported_modules(&source.text, module);
-        ProgramFile {
-            source,
-            module,
-            imports,
-            seed,
-        }
-    }
-}
-
 /// The uses of `config`'s native module in each file of `files` (`None`: not read), read as
 /// one program. The files read start with the seeds; a file that imports one whose exports
 /// carry a native value joins in the next round.
-pub fn derive_program(
-    files: &[ProgramFile<'_>],
-    config: &SurfaceConfig,
-) -> Result<Program, LoadError> {
+pub fn derive_program(model: &Model<'_>, config: &SurfaceConfig) -> Result<Program, LoadError> {
+    let files = model.files;
     let mut read: Vec<bool> = files.iter().map(|f| f.seed).collect();
     // A file is analysed again only when what it reads of the world changed.
     let mut dirty = read.clone();
@@ -66,18 +41,16 @@ pub fn derive_program(
         ..World::default()
     };
     for round in 0.. {
-        let fresh: Vec<Option<Result<Round, LoadError>>> = files
-            .par_iter()
-            .zip(&dirty)
-            .map(|(f, &dirty)| {
-                dirty.then(|| {
+        let fresh: Vec<Option<Result<Round, LoadError>>> = (0..files.len())
+            .into_par_iter()
+            .map(|i| {
+                dirty[i].then(|| {
+                    let file = model.file(i)?;
                     let config = SurfaceConfig {
-                        module: f.module.to_owned(),
+                        module: file.module.to_owned(),
                         ..config.clone()
                     };
-                    crate::nesting::with_parsed(f.source, |parsed| {
-                        super::walk::analyze_in(parsed.suite(), &f.source.text, &config, &world)
-                    })
+                    Ok(super::walk::analyze_in(&file, &config, &world))
                 })
             })
             .collect();
@@ -131,14 +104,15 @@ pub fn derive_program(
             .collect();
         for (i, f) in files.iter().enumerate() {
             // It imports a file that carries a native value, or a read file passes one to it.
+            let imports = &model.imports[i];
             let joins = !read[i]
-                && (f.imports.iter().any(|m| carriers.contains(m.as_str()))
+                && (imports.iter().any(|m| carriers.contains(m.as_str()))
                     || called.contains(f.module));
             read[i] |= joins;
             dirty[i] = read[i]
                 && (joins
                     || called.contains(f.module)
-                    || f.imports.iter().any(|m| changed.contains(m.as_str())));
+                    || imports.iter().any(|m| changed.contains(m.as_str())));
         }
         let settled = !dirty.contains(&true);
         if settled || round + 1 == MAX_ROUNDS {

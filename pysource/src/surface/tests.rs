@@ -9,6 +9,7 @@ fn config() -> SurfaceConfig {
     SurfaceConfig {
         module: "mooncake.structured_object_store".into(),
         native_module: "mooncake.store".into(),
+        others: Vec::new(),
         package: "mooncake".into(),
         roles: [
             ("store".into(), "Store".into()),

@@ -8,8 +8,10 @@ use std::collections::BTreeSet;
 /// What a name may hold, as far as the native surface is concerned.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) enum Val<'a> {
-    NativeModule,
-    /// A package on the way to the native module (`mooncake` after `import mooncake.store`).
+    /// A native module: the core (0) or another extension module of the package
+    /// ([`super::SurfaceConfig::native_module_name`]).
+    NativeModule(u16),
+    /// A package on the way to a native module (`mooncake` after `import mooncake.store`).
     Package(String),
     /// A member of the native module or of a native class or instance, as a value.
     Member(Member),
@@ -65,7 +67,7 @@ pub(super) fn share(
     local: &dyn Fn(&Val<'_>) -> Option<Remote>,
 ) -> Option<Val<'static>> {
     Some(match v {
-        Val::NativeModule => Val::NativeModule,
+        Val::NativeModule(m) => Val::NativeModule(*m),
         Val::Package(p) => Val::Package(p.clone()),
         Val::Member(m) => Val::Member(m.clone()),
         Val::Instance(c) => Val::Instance(c.clone()),
@@ -85,7 +87,7 @@ pub(super) fn share(
 
 pub(super) fn is_native(v: &Val<'_>) -> bool {
     match v {
-        Val::NativeModule | Val::Member(_) | Val::Instance(_) | Val::ClassOf(_) => true,
+        Val::NativeModule(_) | Val::Member(_) | Val::Instance(_) | Val::ClassOf(_) => true,
         Val::Seq(items) => items.iter().any(is_native),
         _ => false,
     }

@@ -10,6 +10,7 @@ use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
 use super::value::{Remote, Shared, Val, Vals};
 use super::world::{Round, World};
 use super::{Access, Guard, SurfaceConfig, Target, Use};
+use crate::semantic::File;
 use crate::source::Lines;
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{Expr, Stmt};
@@ -37,8 +38,8 @@ pub(super) struct TryGuard {
 pub(super) struct Analyzer<'a> {
     pub config: &'a SurfaceConfig,
     pub text: &'a str,
-    pub lines: Lines,
-    pub index: Index<'a>,
+    pub lines: &'a Lines,
+    pub index: &'a Index<'a>,
     pub env: Vec<HashMap<&'a str, Slot<'a>>>,
     /// `self.<name>` per class.
     pub attrs: Vec<HashMap<&'a str, Slot<'a>>>,
@@ -69,22 +70,21 @@ pub(super) struct Analyzer<'a> {
 /// A ceiling on the fixpoint passes; real modules settle in a handful.
 const MAX_PASSES: usize = 50;
 
-pub(super) fn analyze(body: &[Stmt], text: &str, config: &SurfaceConfig) -> Vec<Use> {
-    analyze_in(body, text, config, &World::default()).uses
+pub(super) fn analyze(file: &File<'_>, config: &SurfaceConfig) -> Vec<Use> {
+    analyze_in(file, config, &World::default()).uses
 }
 
 /// [`analyze`] as one file of a program: what the other files export is `world`'s.
 pub(super) fn analyze_in<'a>(
-    body: &'a [Stmt],
-    text: &'a str,
+    file: &File<'a>,
     config: &'a SurfaceConfig,
     world: &'a World,
 ) -> Round {
-    let index = Index::build(body);
+    let (index, body) = (file.index, file.tree.body());
     let mut a = Analyzer {
         config,
-        text,
-        lines: Lines::new(text),
+        text: &file.source.text,
+        lines: &file.tree.lines,
         env: index.scopes.iter().map(|_| HashMap::new()).collect(),
         attrs: index.classes.iter().map(|_| HashMap::new()).collect(),
         returns: index.funcs.iter().map(|_| Slot::default()).collect(),
