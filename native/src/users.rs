@@ -203,6 +203,7 @@ pub fn derive(
         package: package.to_owned(),
         // A user's parameter names mean nothing here: only what it imports is typed.
         roles: BTreeMap::new(),
+        api: None,
     };
     let derived = with_model(&program, |model| surface::derive_program(model, &config))??;
     if derived.unsettled {

@@ -242,6 +242,11 @@ impl Lines {
         Self(starts)
     }
 
+    /// Where 1-based line `line` starts.
+    pub(crate) fn start(&self, line: usize) -> usize {
+        self.0[line.saturating_sub(1).min(self.0.len() - 1)]
+    }
+
     pub(crate) fn line(&self, offset: TextSize) -> usize {
         let offset = offset.to_usize();
         self.0.partition_point(|&start| start <= offset)

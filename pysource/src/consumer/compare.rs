@@ -78,7 +78,7 @@ pub(super) fn api_failures(api: &Api, uses: &[ConsumerUse]) -> Vec<Finding> {
         match (declared(api, &u.subject), &u.kind) {
             // What `*` binds is known only at run time; the declared names it binds are
             // followed, so their calls are checked too.
-            (None, _) if u.subject.ends_with(super::walk::COMPUTED) => out.push(finding(
+            (None, _) if u.subject.ends_with(super::COMPUTED) => out.push(finding(
                 "computed name",
                 "a name written in the source, which api.toml can check".into(),
                 "a name computed at run time".into(),

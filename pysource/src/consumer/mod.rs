@@ -7,71 +7,20 @@
 
 mod compare;
 mod files;
-mod keys;
 mod values;
-mod walk;
 
+pub use crate::surface::api::{COMPUTED, ConsumerUse, UseKind};
 pub use files::{ConsumerFile, expand, module_name, read};
 
 use crate::semantic::{SourceFile, with_model};
 use crate::source::LoadError;
+use crate::surface::api::ApiNames;
 use crate::surface::reach;
 use crate::surface::{self, Finding, SurfaceConfig};
 use mooncake_sos_contract::model::{Api, SymbolKind};
-use mooncake_sos_contract::signature::CallShape;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// One use of the API (or of a native dict-taking callable) by the consumer.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct ConsumerUse {
-    pub line: usize,
-    /// `export_ref`, `MooncakeBundleTransfer.put`, or a native path for [`UseKind::DictKeys`].
-    pub subject: String,
-    pub kind: UseKind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum UseKind {
-    /// `from <module> import NAME`.
-    Import,
-    /// A name or member read without calling it (`Class.release_result` passed on).
-    Reference,
-    Call {
-        shape: CallShape,
-        /// A method called on its class rather than on an instance.
-        on_class: bool,
-        /// Keyword arguments whose values are literals, as written.
-        literals: BTreeMap<String, String>,
-        /// Positional arguments whose values are literals, as written, by position (none
-        /// after a `*args`, whose length is unknown).
-        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-        positional_literals: BTreeMap<usize, String>,
-    },
-    /// The keys of the dict passed first; `unknown`: it may hold keys not known statically.
-    DictKeys { keys: Vec<String>, unknown: bool },
-}
-
-impl UseKind {
-    /// A call whose first positional argument is not the callee's (`Class.__init__(self,
-    /// ...)`, `partial(f, ...)`): the rest move up one place.
-    pub(crate) fn drop_first_positional(&mut self) {
-        if let UseKind::Call {
-            shape,
-            positional_literals,
-            ..
-        } = self
-        {
-            shape.positional = shape.positional.saturating_sub(1);
-            *positional_literals = std::mem::take(positional_literals)
-                .into_iter()
-                .filter_map(|(i, v)| Some((i.checked_sub(1)?, v)))
-                .collect();
-        }
-    }
-}
 
 impl ConsumerUse {
     pub fn describe(&self) -> String {
@@ -209,9 +158,8 @@ pub fn check(
         .collect();
     others.sort();
     others.dedup();
-    let names = walk::Names {
-        api_module: &api.upstream.module,
-        native_module: &api.upstream.native_module,
+    config.api = Some(ApiNames {
+        module: api.upstream.module.clone(),
         classes: api
             .symbols
             .iter()
@@ -221,24 +169,17 @@ pub fn check(
                     SymbolKind::Class { .. } | SymbolKind::Dataclass { .. }
                 )
             })
-            .map(|s| s.name.as_str())
+            .map(|s| s.name.clone())
             .collect(),
-        symbols: api.symbols.iter().map(|s| s.name.as_str()).collect(),
-        native_names: api
-            .surface
-            .members
-            .iter()
-            .map(|m| m.object.as_str())
-            .filter(|o| !o.contains('.'))
-            .collect(),
+        symbols: api.symbols.iter().map(|s| s.name.clone()).collect(),
         dict_members: api
             .surface
             .members
             .iter()
             .filter(|m| !m.dict_keys.is_empty())
-            .map(|m| (m.object.as_str(), dict_param(m)))
+            .map(|m| (m.object.clone(), dict_param(m)))
             .collect(),
-    };
+    });
     // A file found in a directory is read when its text names the package, or when it imports
     // a file whose exports carry a native value (the program grows so, round by round). A
     // file named on the command line always is. Only names the package's text can hold are
@@ -265,22 +206,8 @@ pub fn check(
         })
         .collect();
     config.others = others;
-    let (api_uses, natives) = with_model(&files, |model| {
-        // The API module's uses: only a file naming the package can import it.
-        let api_uses: Vec<Result<Vec<ConsumerUse>, LoadError>> = (0..files.len())
-            .into_par_iter()
-            .map(|i| match files[i].seed {
-                true => {
-                    let file = model.file(i)?;
-                    Ok(walk::uses(file.tree.body(), &file.source.text, &names))
-                }
-                false => Ok(Vec::new()),
-            })
-            .collect();
-        let api_uses = api_uses.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let natives = surface::derive_program(model, &config)?;
-        Ok::<_, LoadError>((api_uses, natives))
-    })??;
+    let natives = with_model(&files, |model| surface::derive_program(model, &config))??;
+    let api_uses = natives.api;
     let mut notes = Vec::new();
     if natives.unsettled {
         notes.push(format!(

@@ -2,6 +2,7 @@
 //! of the module's own functions and classes (their parameters and results), and the
 //! builtins that reach attributes by name (getattr, hasattr, setattr, type).
 
+use super::api::shape_of;
 use super::expr::Args;
 use super::index::FuncId;
 use super::value::{Member, Val, Vals};
@@ -21,7 +22,7 @@ impl<'a> Analyzer<'a> {
         let func = match &*c.func {
             Expr::Attribute(a) => {
                 let base = self.eval(&a.value);
-                self.attribute(&base, &a.attr, self.line(&*c.func), true)
+                self.attribute(&base, &a.attr, self.line(&*c.func), a.attr.start(), true)
             }
             other => self.eval(other),
         };
@@ -47,26 +48,21 @@ impl<'a> Analyzer<'a> {
                     .unwrap_or_default();
             }
             Some(Special::ImportModule) => return self.dynamic_import(&args, line),
+            Some(Special::Partial) => {
+                if let Some((target, _, _)) = args.positional.first() {
+                    self.partial_api(c, target, &args);
+                }
+                return Vals::new();
+            }
             None => {}
         }
-        let shape = CallShape {
-            positional: args.positional.iter().filter(|a| !a.1).count(),
-            starred: args.positional.iter().any(|a| a.1),
-            keywords: {
-                let mut k: Vec<String> = args
-                    .keywords
-                    .iter()
-                    .filter_map(|k| k.0.map(str::to_owned))
-                    .collect();
-                k.sort();
-                k
-            },
-            double_starred: args.keywords.iter().any(|k| k.0.is_none()),
-        };
+        let shape = shape_of(&args);
         let mut out = Vals::new();
         for v in func {
             match v {
+                Val::Api(api) => out.extend(self.call_api(&api, c, &args, &shape)),
                 Val::Member(m) => {
+                    self.dict_keys(&m.path, c);
                     self.record_call(&m, &shape, c, &args, line);
                     if m.on == On::Module && is_class_name(&m.path) {
                         out.insert(Val::Instance(m.path.clone()));
@@ -94,6 +90,7 @@ impl<'a> Analyzer<'a> {
                     if let Some(init) = self.index.method(cid, "__init__") {
                         self.bind_call(init, 1, &args, c);
                     }
+                    self.construct_api_subclass(cid, c, &args, &shape);
                     out.insert(Val::Object(cid));
                 }
                 Val::Remote(r) => out.extend(self.remote_call(&r, &args)),
@@ -218,8 +215,18 @@ impl<'a> Analyzer<'a> {
                         self.dynamic(v, Access::Read, line, probe.is_some());
                     }
                 }
+                if names.is_empty() {
+                    self.computed_api(&objs, c.start());
+                }
                 for n in &names {
-                    out.extend(self.lookup_attr(&objs, n, line, false, probe.clone()));
+                    out.extend(self.lookup_attr(
+                        &objs,
+                        n,
+                        line,
+                        attr.start(),
+                        false,
+                        probe.clone(),
+                    ));
                 }
                 out
             }
@@ -266,6 +273,21 @@ impl<'a> Analyzer<'a> {
                 let args = self.args(&c.arguments);
                 self.dynamic_import(&args, line)
             }
+            // `super()` in a method, `super(Class, self)`: the bases' members.
+            ("super", []) => self
+                .func
+                .and_then(|f| self.index.funcs[f].class)
+                .map(|cid| Val::Super(cid))
+                .into_iter()
+                .collect(),
+            ("super", [class, _]) => self
+                .eval(class)
+                .into_iter()
+                .filter_map(|v| match v {
+                    Val::Class(cid) => Some(Val::Super(cid)),
+                    _ => None,
+                })
+                .collect(),
             _ => return None,
         };
         if name != "__import__" {
@@ -308,9 +330,16 @@ enum Special {
     Copy,
     /// `importlib.import_module("pkg.mod")`.
     ImportModule,
+    /// `functools.partial(f, ...)`: a call of `f` with those arguments and more to come.
+    Partial,
 }
 
 fn special(func: &Expr) -> Option<Special> {
+    match func {
+        Expr::Name(n) if n.id.as_str() == "partial" => return Some(Special::Partial),
+        Expr::Name(n) if n.id.as_str() == "import_module" => return Some(Special::ImportModule),
+        _ => {}
+    }
     let Expr::Attribute(a) = func else {
         return None;
     };
@@ -320,6 +349,7 @@ fn special(func: &Expr) -> Option<Special> {
     match (base.id.as_str(), a.attr.as_str()) {
         ("copy", "copy" | "deepcopy") => Some(Special::Copy),
         ("importlib", "import_module") => Some(Special::ImportModule),
+        ("functools", "partial") => Some(Special::Partial),
         _ => None,
     }
 }

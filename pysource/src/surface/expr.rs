@@ -1,13 +1,15 @@
 //! Expressions: what each may hold, and the uses it makes on the way (attribute reads, calls
 //! with their shapes, getattr / hasattr / setattr, constructions, dynamic imports).
 
+use super::index::ClassId;
 use super::index::FuncKind;
-use super::value::{Member, Val, Vals};
+use super::value::{ApiVal, Member, Remote, Val, Vals};
 use super::walk::{Analyzer, elements};
 use super::{Access, Guard, On, Target};
 use mooncake_sos_contract::model::values::is_dotted_name;
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, BoolOp, Expr};
+use ruff_text_size::{Ranged, TextSize};
 
 /// A call's evaluated arguments: positional ones (value, starred, expression), keywords
 /// (`None`: `**kwargs`).
@@ -55,7 +57,7 @@ impl<'a> Analyzer<'a> {
             Expr::Attribute(a) => {
                 let base = self.eval(&a.value);
                 let line = self.line(e);
-                self.attribute(&base, &a.attr, line, false)
+                self.attribute(&base, &a.attr, line, a.attr.start(), false)
             }
             Expr::Call(c) => self.call(c),
             Expr::StringLiteral(s) => {
@@ -181,14 +183,17 @@ impl<'a> Analyzer<'a> {
 
     /// `base.name`. A native member is recorded as a read unless it is being called (the call
     /// records it) or `probe` says it came from getattr.
+    /// `base.name`: `line` is where a native use is recorded (the expression's start), `at`
+    /// the name's own place (where an API use is).
     pub fn attribute(
         &mut self,
         base: &Vals<'a>,
         name: &'a str,
         line: usize,
+        at: TextSize,
         for_call: bool,
     ) -> Vals<'a> {
-        self.lookup_attr(base, name, line, for_call, None)
+        self.lookup_attr(base, name, line, at, for_call, None)
     }
 
     pub fn lookup_attr(
@@ -196,6 +201,7 @@ impl<'a> Analyzer<'a> {
         base: &Vals<'a>,
         name: &'a str,
         line: usize,
+        at: TextSize,
         for_call: bool,
         probe: Option<(usize, String)>,
     ) -> Vals<'a> {
@@ -228,13 +234,22 @@ impl<'a> Analyzer<'a> {
                     let full = format!("{p}.{name}");
                     out.extend(self.config.module_value(&full));
                 }
-                Val::Object(cid) => out.extend(self.object_attr(*cid, name)),
+                Val::Object(cid) => {
+                    out.extend(self.object_attr(*cid, name));
+                    if let Some(api) = self.inherited_api(*cid, name, false) {
+                        out.extend(self.api_attribute_of(&api, at, for_call));
+                    }
+                }
                 Val::Class(cid) => {
                     if let Some(fid) = self.index.method(*cid, name) {
                         out.insert(Val::Function(fid));
+                    } else if let Some(api) = self.inherited_api(*cid, name, true) {
+                        out.extend(self.api_attribute_of(&api, at, for_call));
                     }
                 }
+                Val::Super(cid) => out.extend(self.super_attr(*cid, name, at, for_call)),
                 Val::Remote(r) => out.extend(self.remote_attr(r, name)),
+                Val::Api(api) => out.extend(self.api_attribute(api, name, at, for_call)),
                 _ => {}
             }
         }
@@ -272,6 +287,57 @@ impl<'a> Analyzer<'a> {
             }
         }
         out.extend(self.inherited(cid, name));
+        out
+    }
+
+    /// `super().name` in a method of class `cid`: the member its bases give, on the instance
+    /// (a base here, a base in another file, else the API class it derives from).
+    fn super_attr(
+        &mut self,
+        cid: ClassId,
+        name: &'a str,
+        at: TextSize,
+        for_call: bool,
+    ) -> Vals<'a> {
+        let mut out = Vals::new();
+        let lineage = self.index.lineage(cid);
+        for &c in &lineage[1..] {
+            if let Some(&fid) = self.index.classes[c].methods.get(name) {
+                match self.index.funcs[fid].kind {
+                    FuncKind::Property => {
+                        out.extend(self.returns[fid].read(self.func).iter().cloned())
+                    }
+                    FuncKind::Static => {
+                        out.insert(Val::Function(fid));
+                    }
+                    _ => {
+                        out.insert(Val::Bound(fid));
+                    }
+                }
+                return out;
+            }
+        }
+        for &c in &lineage {
+            for b in self.remote_bases[c].clone() {
+                if let Remote::Def {
+                    module,
+                    name: class,
+                } = &b
+                {
+                    out.extend(self.remote_object_attr(module, class, name));
+                }
+            }
+        }
+        if out.is_empty()
+            && let Some(class) = self.api_base(cid)
+        {
+            let member = ApiVal::Member {
+                class,
+                name: name.to_owned(),
+                on_class: false,
+            };
+            out.extend(self.api_attribute_of(&member, at, for_call));
+        }
         out
     }
 

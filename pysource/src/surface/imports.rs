@@ -5,7 +5,8 @@ use super::value::Remote;
 use super::value::{Member, Val, Vals};
 use super::walk::{Analyzer, strings};
 use super::{Access, On, Target};
-use ruff_python_ast as ast;
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::Ranged;
 
 impl<'a> Analyzer<'a> {
     pub fn import(&mut self, i: &'a ast::StmtImport) {
@@ -20,8 +21,8 @@ impl<'a> Analyzer<'a> {
                 self.record(line, target, Access::Import, guard);
             }
             match &alias.asname {
-                Some(name) if self.config.native(full).is_some() => {
-                    let vals = self.config.module_value(full).into_iter().collect();
+                Some(name) if self.config.module_itself(full).is_some() => {
+                    let vals = self.config.module_itself(full).into_iter().collect();
                     self.bind(name, vals);
                 }
                 Some(name) if self.in_program(full) => {
@@ -51,7 +52,9 @@ impl<'a> Analyzer<'a> {
             let bound = alias.asname.as_ref().unwrap_or(&alias.name);
             let line = self.line(alias);
             let full = format!("{base}.{name}");
-            if let Some(m) = self.config.native(&base) {
+            if self.config.api.as_ref().is_some_and(|a| a.module == base) {
+                self.import_api(alias);
+            } else if let Some(m) = self.config.native(&base) {
                 let guard = self.import_guard(false);
                 if name == "*" {
                     let target = Target::Dynamic {
@@ -73,8 +76,8 @@ impl<'a> Analyzer<'a> {
                     probe: None,
                 };
                 self.bind(bound, [Val::Member(member)].into());
-            } else if let Some(m) = self.config.native(&full) {
-                self.bind(bound, [Val::NativeModule(m)].into());
+            } else if let Some(v) = self.config.module_itself(&full) {
+                self.bind(bound, [v].into());
             } else if self.in_program(&base) || self.in_program(&full) {
                 let vals = self.imported(&base, name);
                 self.bind(bound, vals);
@@ -122,15 +125,31 @@ impl<'a> Analyzer<'a> {
             && module != c.module
             && c.module_value(module).is_none()
     }
+    /// Whether `e` is a string built at run time whose literal start names a module of the
+    /// package (`"mooncake." + name`, `f"mooncake.{x}"`).
+    fn names_package(&self, e: &Expr) -> bool {
+        let package = &self.config.package;
+        let text = self.source(e).trim_start_matches(['f', 'F']);
+        let text = text.trim_start_matches(['"', '\'']);
+        !matches!(e, Expr::StringLiteral(_))
+            && text.starts_with(package.as_str())
+            && text[package.len()..].starts_with(['.', '"', '\''])
+    }
+
     /// `importlib.import_module("pkg.mod")` / `__import__("pkg.mod")`.
     pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals<'a> {
-        let Some((names, _, _)) = args.positional.first() else {
+        let Some((names, _, arg)) = args.positional.first() else {
             return Vals::new();
         };
         let mut out = Vals::new();
+        // `import_module("mooncake." + name)`: a module of the package no one can name.
+        if strings(names).is_empty() && self.config.api.is_some() && self.names_package(arg) {
+            let computed = super::api::COMPUTED.to_owned();
+            self.record_api(arg.start(), computed, super::api::UseKind::Import);
+        }
         for module in strings(names) {
-            if let Some(m) = self.config.native(module) {
-                out.insert(Val::NativeModule(m));
+            if let Some(v) = self.config.module_itself(module) {
+                out.insert(v);
             } else if self.is_sibling(module) {
                 let guard = self.import_guard(true);
                 let module = module.to_owned();

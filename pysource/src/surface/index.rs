@@ -64,6 +64,10 @@ pub(crate) struct Class<'a> {
     pub scope: ScopeId,
     pub methods: HashMap<String, FuncId>,
     pub bases: Vec<ClassId>,
+    /// The `self.<name>` its methods assign: the instance's own attributes.
+    pub own_attrs: HashSet<&'a str>,
+    /// It has decorators (`@dataclass` may write its `__init__`).
+    pub decorated: bool,
 }
 
 pub(crate) struct Index<'a> {
@@ -92,6 +96,7 @@ impl<'a> Index<'a> {
             scope: MODULE_SCOPE,
             class: None,
             base_names: Vec::new(),
+            method: None,
         };
         b.visit_body(body);
         let mut index = b.index;
@@ -151,6 +156,8 @@ struct Builder<'a> {
     class: Option<ClassId>,
     /// Per class: its name and the names of its bases.
     base_names: Vec<(String, Vec<String>)>,
+    /// The class whose method (or a function nested in one) is being read: its `self`.
+    method: Option<ClassId>,
 }
 
 impl Builder<'_> {
@@ -230,6 +237,8 @@ impl<'a> Visitor<'a> for Builder<'a> {
                         .methods
                         .insert(f.name.to_string(), id);
                 }
+                let outer_method = self.method;
+                self.method = self.class.or(self.method);
                 self.scope = scope;
                 self.class = None;
                 for (name, _) in &params {
@@ -242,7 +251,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     self.local(extra);
                 }
                 self.visit_body(&f.body);
-                (self.scope, self.class) = (outer_scope, outer_class);
+                (self.scope, self.class, self.method) = (outer_scope, outer_class, outer_method);
             }
             Stmt::ClassDef(c) => {
                 self.local(&c.name);
@@ -266,6 +275,8 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     scope,
                     methods: HashMap::new(),
                     bases: Vec::new(),
+                    own_attrs: HashSet::new(),
+                    decorated: !c.decorator_list.is_empty(),
                 });
                 self.base_names.push((c.name.to_string(), bases));
                 self.index.class_at.insert(c.range.start(), id);
@@ -307,10 +318,17 @@ impl<'a> Visitor<'a> for Builder<'a> {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Name(n) = expr
-            && n.ctx == ExprContext::Store
-        {
-            self.local(&n.id);
+        match expr {
+            Expr::Name(n) if n.ctx == ExprContext::Store => self.local(&n.id),
+            // `self.x = ...` in a method: an attribute of the method's class.
+            Expr::Attribute(a) if a.ctx == ExprContext::Store => {
+                if let (Expr::Name(base), Some(cid)) = (&*a.value, self.method)
+                    && base.id.as_str() == "self"
+                {
+                    self.index.classes[cid].own_attrs.insert(a.attr.as_str());
+                }
+            }
+            _ => {}
         }
         visitor::walk_expr(self, expr);
     }

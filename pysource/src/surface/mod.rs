@@ -25,6 +25,7 @@
 //! Names computed at run time are followed through constants, tuples of constants (`for name in
 //! FIELDS`) and the constant arguments a function is called with.
 
+pub mod api;
 mod call;
 mod compare;
 mod deps;
@@ -32,6 +33,7 @@ mod expr;
 mod guard;
 mod imports;
 pub(crate) mod index;
+mod keys;
 mod program;
 pub mod reach;
 mod remote;
@@ -66,6 +68,8 @@ pub struct SurfaceConfig {
     pub package: String,
     /// Parameter name -> native class.
     pub roles: BTreeMap<String, String>,
+    /// The API module's names, for the consumer scan (`None`: its values are not followed).
+    pub api: Option<api::ApiNames>,
 }
 
 impl SurfaceConfig {
@@ -81,6 +85,7 @@ impl SurfaceConfig {
                 .iter()
                 .map(|r| (r.param.clone(), r.class.clone()))
                 .collect(),
+            api: None,
         }
     }
 }
@@ -109,14 +114,27 @@ impl SurfaceConfig {
         }
     }
 
-    /// What importing `module` gives: a native module, or a package on the way to one.
+    /// The module `module` is, as a value (a native module, the API module): not a package
+    /// on the way to one.
+    fn module_itself(&self, module: &str) -> Option<value::Val<'static>> {
+        self.module_value(module)
+            .filter(|v| !matches!(v, value::Val::Package(_)))
+    }
+
+    /// What importing `module` gives: a native module, the API module, or a package on the
+    /// way to one.
     fn module_value(&self, module: &str) -> Option<value::Val<'static>> {
         if let Some(m) = self.native(module) {
             return Some(value::Val::NativeModule(m));
         }
+        let api = self.api.as_ref().map(|a| &a.module);
+        if api.is_some_and(|a| a == module) {
+            return Some(value::Val::Api(value::ApiVal::Module));
+        }
         let below = format!("{module}.");
         std::iter::once(&self.native_module)
             .chain(&self.others)
+            .chain(api)
             .any(|m| m.starts_with(&below))
             .then(|| value::Val::Package(module.to_owned()))
     }

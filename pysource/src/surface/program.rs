@@ -21,6 +21,9 @@ pub const MAX_ROUNDS: usize = 256;
 /// Each file's uses (`None`: not read), and whether the flow between files settled.
 pub struct Program {
     pub files: Vec<Option<Vec<Use>>>,
+    /// Each file's uses of the API module (the consumer scan's; empty without
+    /// [`SurfaceConfig::api`]).
+    pub api: Vec<Vec<super::api::ConsumerUse>>,
     /// The flow was still moving after [`MAX_ROUNDS`] rounds: values passed through more
     /// files than that were not followed to their end.
     pub unsettled: bool,
@@ -116,8 +119,16 @@ pub fn derive_program(model: &Model<'_>, config: &SurfaceConfig) -> Result<Progr
         }
         let settled = !dirty.contains(&true);
         if settled || round + 1 == MAX_ROUNDS {
+            let (files, api) = rounds
+                .into_iter()
+                .map(|r| match r {
+                    Some(r) => (Some(r.uses), r.api_uses),
+                    None => (None, Vec::new()),
+                })
+                .unzip();
             return Ok(Program {
-                files: rounds.into_iter().map(|r| r.map(|r| r.uses)).collect(),
+                files,
+                api,
                 unsettled: !settled,
             });
         }

@@ -4,8 +4,8 @@
 
 use super::expr::Args;
 use super::index::{ClassId, FuncId, FuncKind, MODULE_SCOPE};
+use super::value::{ApiVal, Val, Vals};
 use super::value::{Remote, Shared, is_native, share};
-use super::value::{Val, Vals};
 use super::walk::Analyzer;
 use super::world::{ClassExport, Exports, FuncExport};
 use std::collections::BTreeMap;
@@ -284,21 +284,59 @@ impl<'a> Analyzer<'a> {
                     attrs,
                     methods: class.methods.keys().cloned().collect(),
                     bases,
+                    api_base: self.api_base(cid),
                 },
             );
         }
         e
     }
 
-    /// A class's bases that the flow says are other files' classes.
+    /// A class's bases that the flow says are other files' classes, or an API class.
     pub fn note_bases(&mut self, cid: ClassId, bases: &Vals<'a>) {
         for b in bases {
-            if let Val::Remote(r @ Remote::Def { .. }) = b
-                && self.remote_bases[cid].insert(r.clone())
-            {
-                self.changed = true;
+            match b {
+                Val::Remote(r @ Remote::Def { .. }) if self.remote_bases[cid].insert(r.clone()) => {
+                    self.changed = true;
+                }
+                Val::Api(ApiVal::Name(class)) if self.api_bases[cid].is_none() => {
+                    let known = self
+                        .config
+                        .api
+                        .as_ref()
+                        .is_some_and(|a| a.classes.contains(class));
+                    if known {
+                        self.api_bases[cid] = Some(class.clone());
+                        self.changed = true;
+                    }
+                }
+                _ => {}
             }
         }
+    }
+
+    /// The API class a base of `cid` in another file derives from.
+    pub fn remote_api_base(&self, cid: ClassId) -> Option<String> {
+        let mut todo: Vec<(String, String)> = self.remote_bases[cid]
+            .iter()
+            .filter_map(|b| match b {
+                Remote::Def { module, name } => Some((module.clone(), name.clone())),
+                _ => None,
+            })
+            .collect();
+        let mut seen = 0;
+        while let Some((m, c)) = todo.pop() {
+            seen += 1;
+            if seen > MAX_BASES {
+                break;
+            }
+            let Some(export) = self.remote_class(&m, &c) else {
+                continue;
+            };
+            if export.api_base.is_some() {
+                return export.api_base.clone();
+            }
+        }
+        None
     }
 
     /// What an instance of a module class inherits from bases in other files: nothing for a

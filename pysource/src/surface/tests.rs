@@ -16,6 +16,7 @@ fn config() -> SurfaceConfig {
             ("config".into(), "ReplicateConfig".into()),
         ]
         .into(),
+        api: None,
     }
 }
 

@@ -32,6 +32,26 @@ pub(super) enum Val<'a> {
     Bound(FuncId),
     /// A definition, or an instance of a class, in another file of the program.
     Remote(Remote),
+    /// What `super()` gives in a method of this class: its bases' members, on the instance.
+    Super(ClassId),
+    /// A value of the API module (the consumer scan's).
+    Api(ApiVal),
+}
+
+/// A value of the API module (`mooncake.structured_object_store`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum ApiVal {
+    Module,
+    /// A name the module defines (a symbol), as a value.
+    Name(String),
+    /// An instance of an API class (or of a class deriving from one).
+    Instance(String),
+    /// A member of an API class, reached on the class itself or on an instance.
+    Member {
+        class: String,
+        name: String,
+        on_class: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,6 +93,7 @@ pub(super) fn share(
         Val::Instance(c) => Val::Instance(c.clone()),
         Val::ClassOf(c) => Val::ClassOf(c.clone()),
         Val::Remote(r) => Val::Remote(r.clone()),
+        Val::Api(a) => Val::Api(a.clone()),
         Val::Seq(items) => {
             let items: Vec<Val<'static>> = items.iter().filter_map(|i| share(i, local)).collect();
             if items.is_empty() {
@@ -82,12 +103,16 @@ pub(super) fn share(
         }
         Val::Str(_) => return None,
         Val::Object(_) | Val::Class(_) | Val::Function(_) | Val::Bound(_) => Val::Remote(local(v)?),
+        Val::Super(_) => return None,
     })
 }
 
+/// Whether `v` is a value the analysis is after (native, or the API's): a file that exports
+/// one draws the files that import it into the program.
 pub(super) fn is_native(v: &Val<'_>) -> bool {
     match v {
         Val::NativeModule(_) | Val::Member(_) | Val::Instance(_) | Val::ClassOf(_) => true,
+        Val::Api(_) => true,
         Val::Seq(items) => items.iter().any(is_native),
         _ => false,
     }

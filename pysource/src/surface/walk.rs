@@ -5,6 +5,7 @@
 //! Statements are in `stmt.rs`, expressions in `expr.rs`, calls in `call.rs`, guards in
 //! `guard.rs`, imports in `imports.rs`.
 
+use super::api::ConsumerUse;
 use super::deps::{Deps, Slot};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
 use super::value::{Remote, Shared, Val, Vals};
@@ -52,6 +53,14 @@ pub(super) struct Analyzer<'a> {
     pub silent: usize,
     /// Per body, the uses its last walk recorded: `[0]` the module level, `[f + 1]` function f.
     pub uses: Vec<BTreeSet<Use>>,
+    /// Per body, likewise, the uses of the API module (the consumer scan's).
+    pub api_uses: Vec<BTreeSet<ConsumerUse>>,
+    /// Per class, the API class a base names (`class My(MooncakeBundleTransfer)`).
+    pub api_bases: Vec<Option<String>>,
+    /// The module's body.
+    pub body: &'a [Stmt],
+    /// The keys of dicts passed to dict-taking native callables, each name worked out once.
+    pub keys: super::keys::Search,
     pub scope: ScopeId,
     pub func: Option<FuncId>,
     /// Members guarded by an enclosing `hasattr` (path, line of the test).
@@ -91,6 +100,10 @@ pub(super) fn analyze_in<'a>(
         sites: index.funcs.iter().map(|_| BTreeMap::new()).collect(),
         deps: Deps::new(&index),
         uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
+        api_uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
+        api_bases: vec![None; index.classes.len()],
+        body,
+        keys: super::keys::Search::default(),
         remote_bases: index.classes.iter().map(|_| BTreeSet::new()).collect(),
         assigned: index.classes.iter().map(|_| BTreeSet::new()).collect(),
         index,
@@ -107,6 +120,7 @@ pub(super) fn analyze_in<'a>(
     for _ in 0..MAX_PASSES {
         a.changed = false;
         a.uses[0].clear();
+        a.api_uses[0].clear();
         a.body(body);
         if !a.changed {
             break;
@@ -114,8 +128,13 @@ pub(super) fn analyze_in<'a>(
     }
     let exports = a.exports();
     let all: BTreeSet<Use> = std::mem::take(&mut a.uses).into_iter().flatten().collect();
+    let api: BTreeSet<ConsumerUse> = std::mem::take(&mut a.api_uses)
+        .into_iter()
+        .flatten()
+        .collect();
     Round {
         uses: all.into_iter().collect(),
+        api_uses: api.into_iter().collect(),
         exports,
         outbound: a.outbound,
     }
@@ -174,6 +193,14 @@ impl<'a> Analyzer<'a> {
         self.lines.line(node.start())
     }
 
+    /// The 1-based line and column (in characters) of `at`.
+    pub fn line_col(&self, at: TextSize) -> (usize, usize) {
+        let line = self.lines.line(at);
+        let start = self.lines.start(line);
+        let col = self.text[start..at.to_usize()].chars().count() + 1;
+        (line, col)
+    }
+
     pub fn source(&self, node: &impl Ranged) -> &'a str {
         &self.text[node.range()]
     }
@@ -203,9 +230,8 @@ impl<'a> Analyzer<'a> {
     }
 
     pub fn lookup(&mut self, name: &'a str) -> Vals<'a> {
-        let Some(scope) = self.index.resolve(self.scope, name) else {
-            return Vals::new();
-        };
+        // A name no scope binds in the text: a builtin, or one a `*` import bound.
+        let scope = self.index.resolve(self.scope, name).unwrap_or(MODULE_SCOPE);
         let (env, reader) = (&mut self.env[scope], self.func);
         let slot = match env.get_mut(name) {
             Some(slot) => slot,
@@ -270,13 +296,14 @@ pub(super) fn elements<'a>(vals: &Vals<'a>) -> Vals<'a> {
 
 /// The builtins the analysis reads, called by their plain name (not shadowed by the module).
 pub(super) fn builtin_name<'e>(a: &Analyzer<'_>, func: &'e Expr) -> Option<&'e str> {
-    const READ: [&str; 6] = [
+    const READ: [&str; 7] = [
         "getattr",
         "hasattr",
         "setattr",
         "type",
         "callable",
         "__import__",
+        "super",
     ];
     match func {
         Expr::Name(n)

@@ -32,6 +32,8 @@ pub(super) struct ClassExport {
     pub methods: BTreeSet<String>,
     /// Its bases in other files, and in its own (`Def` references).
     pub bases: BTreeSet<Remote>,
+    /// The API class it derives from, if any.
+    pub api_base: Option<String>,
 }
 
 /// Every file's exports, and what each function receives from calls in other files.
@@ -48,6 +50,7 @@ pub(super) struct World {
 /// One file's analysis in one round.
 pub(super) struct Round {
     pub uses: Vec<Use>,
+    pub api_uses: Vec<super::api::ConsumerUse>,
     pub exports: Exports,
     /// (module, function) -> parameter index -> what this file passes.
     pub outbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,

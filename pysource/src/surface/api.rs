@@ -1,0 +1,410 @@
+//! The API module's values in the flow (the consumer scan): its imports, its symbols and
+//! their instances, members reached on them, classes deriving from an API class, and every
+//! use made through them, with the call's shape and its literal arguments.
+
+use super::expr::Args;
+use super::index::ClassId;
+use super::value::{ApiVal, Val, Vals};
+use super::walk::Analyzer;
+use mooncake_sos_contract::signature::CallShape;
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::{Ranged, TextSize};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the consumer scan knows of the API module, from the manifest.
+#[derive(Clone, Debug, Default)]
+pub struct ApiNames {
+    /// The module, e.g. `mooncake.structured_object_store`.
+    pub module: String,
+    /// Symbols whose call makes an instance (classes and dataclasses).
+    pub classes: BTreeSet<String>,
+    /// Every symbol: what a `*` import binds, as far as api.toml knows.
+    pub symbols: Vec<String>,
+    /// Native callables declared with `dict_keys` (`Class.method`), with the name of the
+    /// dict's parameter (it may be passed by keyword).
+    pub dict_members: BTreeMap<String, Option<String>>,
+}
+
+/// The subject of a use whose name is computed at run time.
+pub const COMPUTED: &str = "<computed>";
+
+/// One use of the API (or of a native dict-taking callable) by the consumer.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ConsumerUse {
+    pub line: usize,
+    /// 1-based column of the name used (the member, the imported name, the callee).
+    pub col: usize,
+    /// `export_ref`, `MooncakeBundleTransfer.put`, or a native path for [`UseKind::DictKeys`].
+    pub subject: String,
+    pub kind: UseKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UseKind {
+    /// `from <module> import NAME`.
+    Import,
+    /// A name or member read without calling it (`Class.release_result` passed on).
+    Reference,
+    Call {
+        shape: CallShape,
+        /// A method called on its class rather than on an instance.
+        on_class: bool,
+        /// Keyword arguments whose values are literals, as written.
+        literals: BTreeMap<String, String>,
+        /// Positional arguments whose values are literals, as written, by position (none
+        /// after a `*args`, whose length is unknown).
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        positional_literals: BTreeMap<usize, String>,
+    },
+    /// The keys of the dict passed first; `unknown`: it may hold keys not known statically.
+    DictKeys { keys: Vec<String>, unknown: bool },
+}
+
+impl UseKind {
+    /// A call whose first positional argument is not the callee's (`Class.__init__(self,
+    /// ...)`, `partial(f, ...)`): the rest move up one place.
+    pub(crate) fn drop_first_positional(&mut self) {
+        if let UseKind::Call {
+            shape,
+            positional_literals,
+            ..
+        } = self
+        {
+            shape.positional = shape.positional.saturating_sub(1);
+            *positional_literals = std::mem::take(positional_literals)
+                .into_iter()
+                .filter_map(|(i, v)| Some((i.checked_sub(1)?, v)))
+                .collect();
+        }
+    }
+}
+
+impl<'a> Analyzer<'a> {
+    fn api(&self) -> Option<&'a ApiNames> {
+        self.config.api.as_ref()
+    }
+
+    /// Records a use of the API at `at` (the start of the name used).
+    pub(super) fn record_api(&mut self, at: TextSize, subject: String, kind: UseKind) {
+        if self.silent == 0 {
+            let (line, col) = self.line_col(at);
+            let body = self.func.map_or(0, |f| f + 1);
+            self.api_uses[body].insert(ConsumerUse {
+                line,
+                col,
+                subject,
+                kind,
+            });
+        }
+    }
+
+    /// `from <api module> import name` (or `*`): the names bound, each use recorded.
+    pub(super) fn import_api(&mut self, alias: &'a ast::Alias) {
+        let Some(api) = self.api() else {
+            return;
+        };
+        let name = alias.name.as_str();
+        self.record_api(alias.start(), name.to_owned(), UseKind::Import);
+        if name == "*" {
+            for n in &api.symbols {
+                let v = Val::Api(ApiVal::Name(n.clone()));
+                self.bind(n, [v].into());
+            }
+            return;
+        }
+        let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+        self.bind(bound, [Val::Api(ApiVal::Name(name.to_owned()))].into());
+    }
+
+    /// An API member reached otherwise (inherited, through `super()`): a reference recorded
+    /// unless it is being called.
+    pub(super) fn api_attribute_of(
+        &mut self,
+        member: &ApiVal,
+        at: TextSize,
+        for_call: bool,
+    ) -> Vals<'a> {
+        if let (ApiVal::Member { class, name, .. }, false) = (member, for_call) {
+            self.record_api(at, format!("{class}.{name}"), UseKind::Reference);
+        }
+        [Val::Api(member.clone())].into()
+    }
+
+    /// The keys of the dict a call of the native dict-taking callable `path` passes (first,
+    /// or by its parameter's name), recorded as a use.
+    pub(super) fn dict_keys(&mut self, path: &str, c: &'a ast::ExprCall) {
+        let Some(param) = self.api().and_then(|a| a.dict_members.get(path)) else {
+            return;
+        };
+        let dict = c.arguments.args.first().or_else(|| {
+            let param = param.as_deref()?;
+            c.arguments
+                .keywords
+                .iter()
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == param))
+                .map(|k| &k.value)
+        });
+        let Some(dict) = dict else {
+            return;
+        };
+        let scopes = self.enclosing_bodies();
+        let keys = self.keys.of(dict, &scopes);
+        let kind = UseKind::DictKeys {
+            keys: keys.known.into_iter().collect(),
+            unknown: keys.unknown,
+        };
+        self.record_api(callee_start(&c.func), path.to_owned(), kind);
+    }
+
+    /// The module's body, then each enclosing function's, the innermost last.
+    fn enclosing_bodies(&self) -> Vec<&'a [ast::Stmt]> {
+        let mut bodies = Vec::new();
+        let mut func = self.func;
+        while let Some(fid) = func {
+            let f = &self.index.funcs[fid];
+            bodies.push(&f.def.body[..]);
+            let mut scope = self.index.scopes[f.scope].parent;
+            func = None;
+            while let Some(s) = scope {
+                if let Some(outer) = self.index.funcs.iter().position(|g| g.scope == s) {
+                    func = Some(outer);
+                    break;
+                }
+                scope = self.index.scopes[s].parent;
+            }
+        }
+        bodies.push(self.body);
+        bodies.reverse();
+        bodies
+    }
+
+    /// `v.name` for an API value (`None`: `v` is not one); a reference is recorded unless
+    /// the member is being called (the call records it).
+    pub(super) fn api_attribute(
+        &mut self,
+        v: &ApiVal,
+        name: &'a str,
+        at: TextSize,
+        for_call: bool,
+    ) -> Vals<'a> {
+        let (subject, out) = match v {
+            ApiVal::Module => (name.to_owned(), ApiVal::Name(name.to_owned())),
+            ApiVal::Name(class) | ApiVal::Instance(class) => (
+                format!("{class}.{name}"),
+                ApiVal::Member {
+                    class: class.clone(),
+                    name: name.to_owned(),
+                    on_class: matches!(v, ApiVal::Name(_)),
+                },
+            ),
+            ApiVal::Member { .. } => return Vals::new(),
+        };
+        if !for_call {
+            self.record_api(at, subject, UseKind::Reference);
+        }
+        [Val::Api(out)].into()
+    }
+
+    /// A member of a module class that derives from an API class and does not define the
+    /// member itself: the API class's (`None`: not such a member).
+    pub(super) fn inherited_api(&self, cid: ClassId, name: &str, on_class: bool) -> Option<ApiVal> {
+        let class = self.api_base(cid)?;
+        let own = self.index.lineage(cid).into_iter().any(|c| {
+            let k = &self.index.classes[c];
+            k.methods.contains_key(name)
+                || k.own_attrs.contains(name)
+                || self.index.scopes[k.scope].locals.contains(name)
+        });
+        (!own).then(|| ApiVal::Member {
+            class,
+            name: name.to_owned(),
+            on_class,
+        })
+    }
+
+    /// The API class `cid` derives from, along its bases here and in other files.
+    pub(super) fn api_base(&self, cid: ClassId) -> Option<String> {
+        self.index.lineage(cid).into_iter().find_map(|c| {
+            self.api_bases[c]
+                .clone()
+                .or_else(|| self.remote_api_base(c))
+        })
+    }
+
+    /// Calling an API value: its use recorded; what the call makes.
+    pub(super) fn call_api(
+        &mut self,
+        v: &ApiVal,
+        c: &'a ast::ExprCall,
+        args: &Args<'a>,
+        shape: &CallShape,
+    ) -> Vals<'a> {
+        let at = callee_start(&c.func);
+        match v {
+            ApiVal::Name(name) => {
+                let made = self.api().is_some_and(|a| a.classes.contains(name));
+                let kind = self.call_use(c, args, shape, false);
+                self.record_api(at, name.clone(), kind);
+                match made {
+                    true => [Val::Api(ApiVal::Instance(name.clone()))].into(),
+                    false => Vals::new(),
+                }
+            }
+            // `super().__init__(...)`, `Class.__init__(self, ...)`: the constructor.
+            ApiVal::Member {
+                class,
+                name,
+                on_class,
+            } if name == "__init__" => {
+                let mut kind = self.call_use(c, args, shape, false);
+                if *on_class {
+                    kind.drop_first_positional();
+                }
+                self.record_api(at, class.clone(), kind);
+                Vals::new()
+            }
+            ApiVal::Member {
+                class,
+                name,
+                on_class,
+            } => {
+                let kind = self.call_use(c, args, shape, *on_class);
+                self.record_api(at, format!("{class}.{name}"), kind);
+                Vals::new()
+            }
+            ApiVal::Module | ApiVal::Instance(_) => Vals::new(),
+        }
+    }
+
+    /// A call of a class deriving from an API class that has no `__init__` of its own (nor
+    /// one a decorator may write): the API class's constructor.
+    pub(super) fn construct_api_subclass(
+        &mut self,
+        cid: ClassId,
+        c: &'a ast::ExprCall,
+        args: &Args<'a>,
+        shape: &CallShape,
+    ) {
+        let Some(base) = self.api_base(cid) else {
+            return;
+        };
+        let own_init = self.index.lineage(cid).into_iter().any(|k| {
+            let class = &self.index.classes[k];
+            class.methods.contains_key("__init__") || class.decorated
+        });
+        if !own_init {
+            let kind = self.call_use(c, args, shape, false);
+            self.record_api(callee_start(&c.func), base, kind);
+        }
+    }
+
+    /// `functools.partial(f, ...)` of an API callable: a call of it with those arguments and
+    /// more to come.
+    pub(super) fn partial_api(&mut self, c: &'a ast::ExprCall, target: &Vals<'a>, args: &Args<'a>) {
+        for v in target {
+            let (subject, on_class) = match v {
+                Val::Api(ApiVal::Name(name)) => (name.clone(), false),
+                Val::Api(ApiVal::Member {
+                    class,
+                    name,
+                    on_class,
+                }) => (format!("{class}.{name}"), *on_class),
+                _ => continue,
+            };
+            let shape = shape_of(args);
+            let mut kind = self.call_use(c, args, &shape, on_class);
+            kind.drop_first_positional();
+            if let UseKind::Call { shape, .. } = &mut kind {
+                shape.starred = true;
+                shape.double_starred = true;
+            }
+            let at = c
+                .arguments
+                .args
+                .first()
+                .map_or(c.start(), |f| callee_start(f));
+            self.record_api(at, subject, kind);
+        }
+    }
+
+    /// A name of the API computed at run time (`getattr(t, "p" + "ut")`): a use no one can
+    /// check.
+    pub(super) fn computed_api(&mut self, owners: &Vals<'a>, at: TextSize) {
+        for v in owners {
+            let owner = match v {
+                Val::Api(ApiVal::Module) => String::new(),
+                Val::Api(ApiVal::Name(class) | ApiVal::Instance(class)) => format!("{class}."),
+                _ => continue,
+            };
+            self.record_api(at, format!("{owner}{COMPUTED}"), UseKind::Reference);
+        }
+    }
+
+    /// The use a call of an API callable makes: its shape and its literal arguments.
+    pub(super) fn call_use(
+        &self,
+        c: &'a ast::ExprCall,
+        args: &Args<'a>,
+        shape: &CallShape,
+        on_class: bool,
+    ) -> UseKind {
+        let _ = args;
+        let passed = super::keyword_args(&c.arguments.keywords);
+        let literals = passed
+            .iter()
+            .filter_map(|(name, value)| Some(((*name)?.to_owned(), self.literal(value)?)))
+            .collect();
+        let positional_literals = c
+            .arguments
+            .args
+            .iter()
+            .take_while(|a| !a.is_starred_expr())
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, self.literal(a)?)))
+            .collect();
+        UseKind::Call {
+            shape: shape.clone(),
+            on_class,
+            literals,
+            positional_literals,
+        }
+    }
+
+    /// The source text of a literal argument (a string, number, bool or None).
+    fn literal(&self, e: &Expr) -> Option<String> {
+        let literal = matches!(
+            e,
+            Expr::StringLiteral(_)
+                | Expr::NumberLiteral(_)
+                | Expr::BooleanLiteral(_)
+                | Expr::NoneLiteral(_)
+        );
+        literal.then(|| self.source(e).to_owned())
+    }
+}
+
+/// Where the name a call calls starts: the member of `a.b(...)`, the name of `f(...)`.
+pub(super) fn callee_start(func: &Expr) -> TextSize {
+    match func {
+        Expr::Attribute(a) => a.attr.start(),
+        other => other.start(),
+    }
+}
+
+/// The shape of a call with `args`.
+pub(super) fn shape_of(args: &Args<'_>) -> CallShape {
+    let mut keywords: Vec<String> = args
+        .keywords
+        .iter()
+        .filter_map(|k| k.0.map(str::to_owned))
+        .collect();
+    keywords.sort();
+    CallShape {
+        positional: args.positional.iter().filter(|a| !a.1).count(),
+        starred: args.positional.iter().any(|a| a.1),
+        keywords,
+        double_starred: args.keywords.iter().any(|k| k.0.is_none()),
+    }
+}
