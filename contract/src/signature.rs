@@ -47,7 +47,7 @@ impl fmt::Display for CallShape {
 
 /// The one way a misfit reads: expected `a call that fits (SIGNATURE)`, found
 /// `call(2 args, config=): why`.
-pub fn misfit(signature: &str, shape: &CallShape, why: &str) -> (String, String) {
+pub fn misfit(signature: &str, shape: &CallShape, why: &Misfit) -> (String, String) {
     (
         format!("a call that fits ({signature})"),
         format!("{shape}: {why}"),
@@ -156,7 +156,7 @@ pub fn declared_params(params: &[Param]) -> Vec<OverloadParam> {
 
 /// Whether a call with `shape` binds the parameters of a signature (`Err`: why not): every
 /// required one bound, none twice, none unknown.
-pub fn fits(params: &[OverloadParam], shape: &CallShape) -> Result<(), String> {
+pub fn fits(params: &[OverloadParam], shape: &CallShape) -> Result<(), Misfit> {
     use OverloadParamKind::*;
     let slots: Vec<_> = params
         .iter()
@@ -165,11 +165,10 @@ pub fn fits(params: &[OverloadParam], shape: &CallShape) -> Result<(), String> {
     let varargs = params.iter().any(|p| p.kind == VarPositional);
     let varkw = params.iter().any(|p| p.kind == VarKeyword);
     if shape.positional > slots.len() && !varargs {
-        return Err(format!(
-            "{} positional argument(s) where it takes at most {}",
-            shape.positional,
-            slots.len()
-        ));
+        return Err(Misfit::TooManyPositional {
+            given: shape.positional,
+            takes: slots.len(),
+        });
     }
     let mut bound: BTreeSet<&str> = slots
         .iter()
@@ -181,26 +180,63 @@ pub fn fits(params: &[OverloadParam], shape: &CallShape) -> Result<(), String> {
             .iter()
             .find(|p| &p.name == k && matches!(p.kind, Positional | KeywordOnly));
         match param {
-            Some(p) if !bound.insert(p.name.as_str()) => {
-                return Err(format!("`{k}` is given by position and by keyword"));
-            }
+            Some(p) if !bound.insert(p.name.as_str()) => return Err(Misfit::Twice(k.clone())),
             Some(_) => {}
             None if varkw => {}
-            None => return Err(format!("no parameter `{k}`")),
+            None => return Err(Misfit::NoParameter(k.clone())),
         }
     }
     if !shape.starred && !shape.double_starred {
-        let missing: Vec<&str> = params
+        let missing: Vec<String> = params
             .iter()
             .filter(|p| matches!(p.kind, PositionalOnly | Positional | KeywordOnly))
             .filter(|p| !p.has_default && !bound.contains(p.name.as_str()))
-            .map(|p| p.name.as_str())
+            .map(|p| p.name.clone())
             .collect();
         if !missing.is_empty() {
-            return Err(format!("misses required `{}`", missing.join("`, `")));
+            return Err(Misfit::Missing(missing));
         }
     }
     Ok(())
+}
+
+/// Why a call does not fit a parameter list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Misfit {
+    TooManyPositional {
+        given: usize,
+        takes: usize,
+    },
+    /// A keyword that names a parameter the positional arguments already gave.
+    Twice(String),
+    /// A keyword no parameter takes.
+    NoParameter(String),
+    /// Required parameters nothing gives.
+    Missing(Vec<String>),
+}
+
+impl Misfit {
+    /// The keyword argument at fault, if one is.
+    pub fn keyword(&self) -> Option<&str> {
+        match self {
+            Misfit::Twice(k) | Misfit::NoParameter(k) => Some(k),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Misfit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Misfit::TooManyPositional { given, takes } => write!(
+                f,
+                "{given} positional argument(s) where it takes at most {takes}"
+            ),
+            Misfit::Twice(k) => write!(f, "`{k}` is given by position and by keyword"),
+            Misfit::NoParameter(k) => write!(f, "no parameter `{k}`"),
+            Misfit::Missing(names) => write!(f, "misses required `{}`", names.join("`, `")),
+        }
+    }
 }
 
 /// Splits at commas outside brackets and quotes.

@@ -63,7 +63,7 @@ pub fn fits_any(overloads: &[String], shape: &CallShape) -> Result<(), String> {
         match fits(&params, shape) {
             Ok(()) => return Ok(()),
             Err(why) => {
-                first_reason.get_or_insert(why);
+                first_reason.get_or_insert(why.to_string());
             }
         }
     }

@@ -17,6 +17,7 @@ pub mod flow;
 pub mod matrix;
 pub mod nesting;
 pub mod report;
+pub mod rules;
 pub mod semantic;
 pub mod source;
 pub mod surface;

@@ -208,7 +208,10 @@ fn explain(old: &[OverloadParam], new: &[Vec<OverloadParam>], call: &CallShape) 
         }
     }
     if reasons.is_empty() {
-        let why = fits(closest, call).err().unwrap_or_default();
+        let why = fits(closest, call)
+            .err()
+            .map(|m| m.to_string())
+            .unwrap_or_default();
         return format!("{call} refused ({why})");
     }
     reasons.join(", ")

@@ -7,7 +7,6 @@
 
 mod compare;
 mod files;
-mod values;
 
 pub use crate::surface::api::{COMPUTED, ConsumerUse, UseKind};
 pub use files::{ConsumerFile, expand, module_name, read};
@@ -30,17 +29,17 @@ impl ConsumerUse {
             UseKind::Call {
                 shape,
                 on_class,
-                literals,
-                ..
+                args: given,
             } => {
                 let mut args = vec![format!("{} arg(s)", shape.positional)];
                 if shape.starred {
                     args.push("*args".into());
                 }
                 for k in &shape.keywords {
-                    args.push(match literals.get(k) {
-                        Some(v) => format!("{k}={v}"),
-                        None => format!("{k}=..."),
+                    let arg = given.iter().find(|a| a.keyword.as_ref() == Some(k));
+                    args.push(match arg.map(|a| &a.literals[..]) {
+                        Some([]) | None => format!("{k}=..."),
+                        Some(values) => format!("{k}={}", values.join("|")),
                     });
                 }
                 if shape.double_starred {
@@ -114,16 +113,18 @@ impl ConsumerReport {
         out
     }
 
-    /// `FILE:LINE: subject: what: expected X, found Y`.
+    /// `FILE:LINE:COL: subject: what: expected X, found Y[; did you mean `x`?]`, every
+    /// finding in file order.
     pub fn failure_lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         for f in &self.files {
             for x in &f.failures {
-                let at = x.line.map_or(f.file.clone(), |l| format!("{}:{l}", f.file));
-                out.push(format!(
-                    "{at}: {}: {}: expected {}, found {}",
-                    x.subject, x.what, x.expected, x.found
-                ));
+                let at = match (x.pos, x.line) {
+                    (Some((line, col)), _) => format!("{}:{line}:{col}", f.file),
+                    (None, Some(line)) => format!("{}:{line}", f.file),
+                    (None, None) => f.file.clone(),
+                };
+                out.push(format!("{at}: {}", x.message()));
             }
         }
         out
@@ -256,10 +257,11 @@ fn file_report(
         native_module: api.upstream.native_module.clone(),
         uses: native,
     };
-    let native_failures = surface::compare(&api.surface, surface.clone()).failures;
+    let native_failures = surface::compare_each(&api.surface, surface.clone()).failures;
     let mut failures = compare::api_failures(api, &uses);
     failures.extend(native_failures);
-    failures.sort();
+    // In the order of the file: by line, then column.
+    failures.sort_by(|a, b| (a.line, a.pos).cmp(&(b.line, b.pos)).then_with(|| a.cmp(b)));
     FileReport {
         file,
         uses,
@@ -341,4 +343,4 @@ fn unused(api: &Api, files: &[FileReport]) -> Vec<String> {
 #[cfg(test)]
 mod program_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

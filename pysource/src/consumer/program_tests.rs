@@ -64,11 +64,11 @@ def other():
     assert_eq!(
         failures(&[("pkg.maker", MAKER), ("pkg.user", user)]),
         [
-            "pkg.user.py:9: native mooncake.engine.TransferEngine.transfer_everything: \
+            "pkg.user.py:9:29: native mooncake.engine.TransferEngine.transfer_everything: \
              undeclared: expected a [[native]] entry, found required call() on an instance",
-            "pkg.user.py:12: native mooncake.engine.TransferEngine.get_rpc_port: undeclared: \
+            "pkg.user.py:12:21: native mooncake.engine.TransferEngine.get_rpc_port: undeclared: \
              expected a [[native]] entry, found required call() on an instance",
-            "pkg.user.py:14: native ReplicateConfig.bogus: undeclared: expected a [[native]] \
+            "pkg.user.py:14:9: native ReplicateConfig.bogus: undeclared: expected a [[native]] \
              entry, found required write on an instance",
         ]
     );
@@ -88,7 +88,7 @@ unrelated(object())
     assert_eq!(
         failures(&[("pkg.helpers", helpers), ("pkg.caller", caller)]),
         [
-            "pkg.helpers.py:2: native mooncake.engine.TransferEngine.warm_up: undeclared: \
+            "pkg.helpers.py:2:12: native mooncake.engine.TransferEngine.warm_up: undeclared: \
           expected a [[native]] entry, found required call(1 arg) on an instance"
         ]
     );
@@ -131,7 +131,7 @@ class Vendor(Store):
             ("pkg.shadowing", shadowing)
         ]),
         [
-            "pkg.sub.py:5: native MooncakeDistributedStore.lookup_embedding: undeclared: expected \
+            "pkg.sub.py:5:27: native MooncakeDistributedStore.lookup_embedding: undeclared: expected \
           a [[native]] entry, found required call(1 arg) on an instance"
         ]
     );
@@ -182,7 +182,7 @@ fn a_value_is_followed_through_a_long_chain_of_files_or_the_limit_is_said() {
     assert_eq!(
         report.failure_lines(),
         [
-            "pkg.end.py:2: native mooncake.engine.TransferEngine.deep_member: undeclared: expected \
+            "pkg.end.py:2:8: native mooncake.engine.TransferEngine.deep_member: undeclared: expected \
           a [[native]] entry, found required call() on an instance"
         ]
     );

@@ -5,7 +5,7 @@ use mooncake_sos_contract::model::Api;
 const API: &str = include_str!("../../../api.toml");
 
 /// The shipped api.toml (the other consumer test modules share it).
-pub(super) fn api() -> Api {
+pub(crate) fn api() -> Api {
     mooncake_sos_contract::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
@@ -28,7 +28,7 @@ fn run(text: &str) -> ConsumerReport {
     run_in("consumer", text)
 }
 
-pub(super) fn failures(text: &str) -> Vec<String> {
+pub(crate) fn failures(text: &str) -> Vec<String> {
     run(text).failure_lines()
 }
 
@@ -109,10 +109,11 @@ class S:
         .iter()
         .find(|u| u.subject == "MooncakeBundleTransfer.put")
         .unwrap();
-    let UseKind::Call { literals, .. } = &put.kind else {
+    let UseKind::Call { args, .. } = &put.kind else {
         panic!("{put:?}")
     };
-    assert_eq!(literals["type"], "\"dict\"");
+    let type_ = args.iter().find(|a| a.keyword.as_deref() == Some("type"));
+    assert_eq!(type_.unwrap().literals, ["\"dict\""]);
     let keys = f
         .uses
         .iter()
@@ -166,19 +167,19 @@ t.get()
         &text,
         &[
             (
-                "consumer.py:3: export_dataproto_ref_v2: undeclared: expected a [[symbol]] entry, found an import",
+                "consumer.py:3:46: export_dataproto_ref_v2: undeclared: expected a [[symbol]] entry, found an import",
                 "",
             ),
             (
-                "consumer.py:5: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (",
+                "consumer.py:5:7: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (",
                 "found \"enable_offload\"",
             ),
             (
-                "consumer.py:7: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=...",
+                "consumer.py:7:24: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=...",
                 "no parameter `compress`",
             ),
             (
-                "consumer.py:8: MooncakeBundleTransfer.get: call: expected a call that fits (ref, *,",
+                "consumer.py:8:3: MooncakeBundleTransfer.get: call: expected a call that fits (ref, *,",
                 "misses required `ref`",
             ),
         ],
@@ -197,10 +198,13 @@ sos.export_ref(sos.import_ref({}), extra=1)\n";
         text,
         &[
             (
-                "consumer.py:5: native ReplicateConfig.replica_count: undeclared",
+                "consumer.py:5:5: native ReplicateConfig.replica_count: undeclared",
                 "",
             ),
-            ("consumer.py:6: export_ref: call:", "no parameter `extra`"),
+            (
+                "consumer.py:6:36: export_ref: call:",
+                "no parameter `extra`",
+            ),
         ],
     );
 }
@@ -265,9 +269,9 @@ fn every_way_of_building_a_setup_dict_is_followed() {
         let lines = failures(&text);
         assert_eq!(lines.len(), 1, "{body}: {lines:#?}");
         assert!(
-            lines[0].starts_with(&format!(
-                "consumer.py:{line}: native MooncakeDistributedStore.setup: dict key:"
-            )) && lines[0].ends_with("found \"bogus\""),
+            lines[0].starts_with(&format!("consumer.py:{line}:"))
+                && lines[0].contains(": native MooncakeDistributedStore.setup: dict key:")
+                && lines[0].ends_with("found \"bogus\""),
             "{body}: {}",
             lines[0]
         );
@@ -325,23 +329,23 @@ F(\"ndarray\", extra=1).extra
         text,
         &[
             (
-                "consumer.py:6: MooncakeBundleTransfer.put: call:",
+                "consumer.py:6:22: MooncakeBundleTransfer.put: call:",
                 "no parameter `bad_a`",
             ),
             (
-                "consumer.py:7: MooncakeBundleTransfer.get: call:",
+                "consumer.py:7:17: MooncakeBundleTransfer.get: call:",
                 "misses required `ref`",
             ),
             (
-                "consumer.py:11: MooncakeBundleTransfer: call:",
+                "consumer.py:11:29: MooncakeBundleTransfer: call:",
                 "no parameter `bogus_init`",
             ),
             (
-                "consumer.py:12: MooncakeBundleTransfer: call:",
+                "consumer.py:12:14: MooncakeBundleTransfer: call:",
                 "no parameter `bad_b`",
             ),
             (
-                "consumer.py:16: MooncakeBundleTransfer.put: call:",
+                "consumer.py:16:11: MooncakeBundleTransfer.put: call:",
                 "no parameter `bad_c`",
             ),
         ],
@@ -360,12 +364,15 @@ export_ref(1, 2)
     assert_failures(
         text,
         &[
-            ("consumer.py:1: *: star import: expected named imports", ""),
             (
-                "consumer.py:3: MooncakeBundleTransfer.put: call:",
+                "consumer.py:1:46: *: star import: expected named imports",
+                "",
+            ),
+            (
+                "consumer.py:3:11: MooncakeBundleTransfer.put: call:",
                 "no parameter `compression`",
             ),
-            ("consumer.py:4: export_ref: call:", ""),
+            ("consumer.py:4:1: export_ref: call:", ""),
         ],
     );
 }
@@ -392,13 +399,13 @@ ok = partial(t.put, type=\"dict\")
     assert_failures(
         text,
         &[
-            ("consumer.py:6: not_there: undeclared:", "found a call"),
-            ("consumer.py:8: export_ref: call:", "takes at most 1"),
+            ("consumer.py:6:5: not_there: undeclared:", "found a call"),
+            ("consumer.py:8:6: export_ref: call:", "takes at most 1"),
             (
-                "consumer.py:10: MooncakeBundleTransfer.put: call:",
+                "consumer.py:10:30: MooncakeBundleTransfer.put: call:",
                 "no parameter `compression`",
             ),
-            ("consumer.py:12: export_ref: call:", "takes at most 1"),
+            ("consumer.py:12:17: export_ref: call:", "takes at most 1"),
         ],
     );
 }
@@ -419,15 +426,16 @@ c.put({}, typo4=1)
 (e := M(None)).put({}, typo5=1)
 d.put({}, fine=1)
 ";
-    let expect: Vec<(String, String)> = [(4, 1), (6, 2), (7, 3), (9, 4), (10, 5)]
-        .into_iter()
-        .map(|(at, typo)| {
-            (
-                format!("consumer.py:{at}: MooncakeBundleTransfer.put: call:"),
-                format!("no parameter `typo{typo}`"),
-            )
-        })
-        .collect();
+    let expect: Vec<(String, String)> =
+        [(4, 15, 1), (6, 11, 2), (7, 23, 3), (9, 11, 4), (10, 24, 5)]
+            .into_iter()
+            .map(|(at, col, typo)| {
+                (
+                    format!("consumer.py:{at}:{col}: MooncakeBundleTransfer.put: call:"),
+                    format!("no parameter `typo{typo}`; did you mean `type`?"),
+                )
+            })
+            .collect();
     assert_failures(text, &expect);
 }
 
@@ -543,7 +551,7 @@ fn a_native_class_returned_in_a_tuple_keeps_its_writes() {
     assert_eq!(
         lines,
         [
-            "consumer.py:11: native ReplicateConfig.group_ids: undeclared: expected a [[native]] entry, found required write on an instance"
+            "consumer.py:11:11: native ReplicateConfig.group_ids: undeclared: expected a [[native]] entry, found required write on an instance"
         ],
         "{lines:#?}"
     );
@@ -564,7 +572,7 @@ t.put(1, **opts)
     assert_eq!(
         failures(&text),
         [
-            "consumer.py:4: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found call(1 arg, compression=, type=): no parameter `compression`"
+            "consumer.py:4:26: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found call(1 arg, compression=, type=): no parameter `compression`"
         ]
     );
     let report = run(&text);
@@ -595,9 +603,9 @@ importlib.import_module(\"json\" + name)
     assert_eq!(
         failures(&text),
         [
-            "consumer.py:5: MooncakeBundleTransfer.<computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
-            "consumer.py:6: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
-            "consumer.py:7: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:5:1: MooncakeBundleTransfer.<computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:6:25: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
+            "consumer.py:7:12: <computed>: computed name: expected a name written in the source, which api.toml can check, found a name computed at run time",
         ]
     );
 }

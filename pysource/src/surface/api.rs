@@ -51,32 +51,39 @@ pub enum UseKind {
         shape: CallShape,
         /// A method called on its class rather than on an instance.
         on_class: bool,
-        /// Keyword arguments whose values are literals, as written.
-        literals: BTreeMap<String, String>,
-        /// Positional arguments whose values are literals, as written, by position (none
-        /// after a `*args`, whose length is unknown).
-        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-        positional_literals: BTreeMap<usize, String>,
+        /// The arguments, in the order the call gives them (a `**` spelt out as its keys).
+        args: Vec<Arg>,
     },
     /// The keys of the dict passed first; `unknown`: it may hold keys not known statically.
     DictKeys { keys: Vec<String>, unknown: bool },
+}
+
+/// An argument of a call of the API.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Arg {
+    /// The keyword it is passed by (`None`: by position, or a `**mapping` of keys not known).
+    pub keyword: Option<String>,
+    /// Its place among the positional arguments (`None`: by keyword).
+    pub position: Option<usize>,
+    /// Where it is (a keyword's name, else its value).
+    pub line: usize,
+    pub col: usize,
+    /// The literals it may hold, as written (`"dict"`, `None`): each one certain on some path.
+    pub literals: Vec<String>,
 }
 
 impl UseKind {
     /// A call whose first positional argument is not the callee's (`Class.__init__(self,
     /// ...)`, `partial(f, ...)`): the rest move up one place.
     pub(crate) fn drop_first_positional(&mut self) {
-        if let UseKind::Call {
-            shape,
-            positional_literals,
-            ..
-        } = self
-        {
+        if let UseKind::Call { shape, args, .. } = self {
             shape.positional = shape.positional.saturating_sub(1);
-            *positional_literals = std::mem::take(positional_literals)
-                .into_iter()
-                .filter_map(|(i, v)| Some((i.checked_sub(1)?, v)))
-                .collect();
+            args.retain(|a| a.position != Some(0));
+            for a in args.iter_mut() {
+                if let Some(p) = a.position.as_mut() {
+                    *p -= 1;
+                }
+            }
         }
     }
 }
@@ -138,14 +145,19 @@ impl<'a> Analyzer<'a> {
         let Some(param) = self.api().and_then(|a| a.dict_members.get(path)) else {
             return;
         };
-        let dict = c.arguments.args.first().or_else(|| {
-            let param = param.as_deref()?;
-            c.arguments
-                .keywords
-                .iter()
-                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == param))
-                .map(|k| &k.value)
-        });
+        // The dict overload takes the dict alone: a call with more positional arguments is
+        // another overload's (`setup(hostname, metadata_server, ...)`).
+        let dict = match &c.arguments.args[..] {
+            [only] if !only.is_starred_expr() => Some(only),
+            [] => param.as_deref().and_then(|param| {
+                c.arguments
+                    .keywords
+                    .iter()
+                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == param))
+                    .map(|k| &k.value)
+            }),
+            _ => None,
+        };
         let Some(dict) = dict else {
             return;
         };
@@ -324,7 +336,7 @@ impl<'a> Analyzer<'a> {
                 .arguments
                 .args
                 .first()
-                .map_or(c.start(), |f| callee_start(f));
+                .map_or(c.start(), callee_start);
             self.record_api(at, subject, kind);
         }
     }
@@ -342,7 +354,8 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    /// The use a call of an API callable makes: its shape and its literal arguments.
+    /// The use a call of an API callable makes: its shape and its arguments, with the
+    /// literals each may hold.
     pub(super) fn call_use(
         &self,
         c: &'a ast::ExprCall,
@@ -350,39 +363,47 @@ impl<'a> Analyzer<'a> {
         shape: &CallShape,
         on_class: bool,
     ) -> UseKind {
-        let _ = args;
-        let passed = super::keyword_args(&c.arguments.keywords);
-        let literals = passed
-            .iter()
-            .filter_map(|(name, value)| Some(((*name)?.to_owned(), self.literal(value)?)))
-            .collect();
-        let positional_literals = c
-            .arguments
-            .args
-            .iter()
-            .take_while(|a| !a.is_starred_expr())
-            .enumerate()
-            .filter_map(|(i, a)| Some((i, self.literal(a)?)))
-            .collect();
+        let _ = c;
+        let mut out = Vec::new();
+        for (i, (vals, starred, e)) in args.positional.iter().enumerate() {
+            if *starred {
+                break;
+            }
+            let (line, col) = self.line_col(e.start());
+            out.push(Arg {
+                keyword: None,
+                position: Some(i),
+                line,
+                col,
+                literals: literals(vals),
+            });
+        }
+        for k in &args.keywords {
+            let (line, col) = self.line_col(k.at);
+            out.push(Arg {
+                keyword: k.name.map(str::to_owned),
+                position: None,
+                line,
+                col,
+                literals: literals(&k.vals),
+            });
+        }
         UseKind::Call {
             shape: shape.clone(),
             on_class,
-            literals,
-            positional_literals,
+            args: out,
         }
     }
+}
 
-    /// The source text of a literal argument (a string, number, bool or None).
-    fn literal(&self, e: &Expr) -> Option<String> {
-        let literal = matches!(
-            e,
-            Expr::StringLiteral(_)
-                | Expr::NumberLiteral(_)
-                | Expr::BooleanLiteral(_)
-                | Expr::NoneLiteral(_)
-        );
-        literal.then(|| self.source(e).to_owned())
-    }
+/// The literals among `vals`, as written, each once.
+fn literals(vals: &Vals<'_>) -> Vec<String> {
+    vals.iter()
+        .filter_map(|v| match v {
+            Val::Lit(text) => Some(text.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Where the name a call calls starts: the member of `a.b(...)`, the name of `f(...)`.
@@ -398,13 +419,13 @@ pub(super) fn shape_of(args: &Args<'_>) -> CallShape {
     let mut keywords: Vec<String> = args
         .keywords
         .iter()
-        .filter_map(|k| k.0.map(str::to_owned))
+        .filter_map(|k| k.name.map(str::to_owned))
         .collect();
     keywords.sort();
     CallShape {
         positional: args.positional.iter().filter(|a| !a.1).count(),
         starred: args.positional.iter().any(|a| a.1),
         keywords,
-        double_starred: args.keywords.iter().any(|k| k.0.is_none()),
+        double_starred: args.keywords.iter().any(|k| k.name.is_none()),
     }
 }

@@ -5,7 +5,7 @@
 use super::api::shape_of;
 use super::expr::Args;
 use super::index::FuncId;
-use super::value::{Member, Val, Vals};
+use super::value::{Member, Val, Vals, without_literals};
 use super::walk::{Analyzer, CallSite, builtin_name, strings};
 use super::{Access, Guard, On, Target};
 use mooncake_sos_contract::signature::CallShape;
@@ -149,22 +149,14 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+        let at = Some(super::api::callee_start(&c.func));
         if forwarded.is_empty() {
-            self.record(
-                line,
-                target.clone(),
-                Access::Call(shape.clone()),
-                guard.clone(),
-            );
+            let call = Access::Call(shape.clone());
+            self.record_via(line, at, target.clone(), call, guard.clone(), None);
         }
         for (s, via) in forwarded {
-            self.record_via(
-                line,
-                target.clone(),
-                Access::Call(s),
-                guard.clone(),
-                Some(via),
-            );
+            let call = Access::Call(s);
+            self.record_via(line, at, target.clone(), call, guard.clone(), Some(via));
         }
     }
 
@@ -182,8 +174,9 @@ impl<'a> Analyzer<'a> {
             bound.into_iter().map(|(at, v)| (at, v.clone())).collect();
         let saved = self.scope;
         self.scope = scope;
+        // A parameter takes what every caller passes: no literal is certain there.
         for (at, vals) in &bound {
-            self.bind(params[*at].0, vals.clone());
+            self.bind(params[*at].0, without_literals(vals.clone()));
         }
         self.scope = saved;
         if self.silent == 0 {
@@ -277,7 +270,7 @@ impl<'a> Analyzer<'a> {
             ("super", []) => self
                 .func
                 .and_then(|f| self.index.funcs[f].class)
-                .map(|cid| Val::Super(cid))
+                .map(Val::Super)
                 .into_iter()
                 .collect(),
             ("super", [class, _]) => self

@@ -10,12 +10,20 @@ use mooncake_sos_contract::model::values::is_dotted_name;
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, BoolOp, Expr};
 use ruff_text_size::{Ranged, TextSize};
+use std::borrow::Cow;
 
-/// A call's evaluated arguments: positional ones (value, starred, expression), keywords
-/// (`None`: `**kwargs`).
+/// A call's evaluated arguments: positional ones (value, starred, expression), keywords.
 pub(super) struct Args<'a> {
     pub positional: Vec<(Vals<'a>, bool, &'a Expr)>,
-    pub keywords: Vec<(Option<&'a str>, Vals<'a>)>,
+    pub keywords: Vec<Keyword<'a>>,
+}
+
+/// A keyword argument: its name (`None`: a `**mapping` of keys not known), what it may
+/// hold, and where its name (or the `**`) is.
+pub(super) struct Keyword<'a> {
+    pub name: Option<&'a str>,
+    pub vals: Vals<'a>,
+    pub at: TextSize,
 }
 
 impl<'a> Args<'a> {
@@ -41,9 +49,9 @@ impl<'a> Args<'a> {
                 *n += 1;
             }
         }
-        for (name, vals) in &self.keywords {
-            if let Some(at) = name.and_then(&index_of) {
-                bound.push((at, vals));
+        for k in &self.keywords {
+            if let Some(at) = k.name.and_then(&index_of) {
+                bound.push((at, &k.vals));
             }
         }
         (bound, extra)
@@ -62,12 +70,15 @@ impl<'a> Analyzer<'a> {
             Expr::Call(c) => self.call(c),
             Expr::StringLiteral(s) => {
                 let text = s.value.to_str();
-                // Only text that can name an attribute or a module matters.
+                let mut out: Vals<'a> = [Val::Lit(Cow::Borrowed(self.source(e)))].into();
+                // As a name, only text that can name an attribute or a module matters.
                 if is_dotted_name(text) {
-                    [Val::Str(text)].into()
-                } else {
-                    Vals::new()
+                    out.insert(Val::Str(text));
                 }
+                out
+            }
+            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) => {
+                [Val::Lit(Cow::Borrowed(self.source(e)))].into()
             }
             Expr::Tuple(ast::ExprTuple { elts, .. })
             | Expr::List(ast::ExprList { elts, .. })
@@ -220,7 +231,7 @@ impl<'a> Analyzer<'a> {
                         path: path.clone(),
                         on,
                     };
-                    self.record(line, target, Access::Read, guard);
+                    self.record_at(line, at, target, Access::Read, guard);
                 }
                 out.insert(Val::Member(Member {
                     path,
@@ -352,7 +363,11 @@ impl<'a> Analyzer<'a> {
             .collect();
         let keywords = keyword_args(&arguments.keywords)
             .into_iter()
-            .map(|(name, value)| (name, self.eval(value)))
+            .map(|(name, value, at)| Keyword {
+                name,
+                vals: self.eval(value),
+                at,
+            })
             .collect();
         Args {
             positional,
@@ -361,26 +376,34 @@ impl<'a> Analyzer<'a> {
     }
 }
 
-/// A call's keyword arguments, `**{"k": v}` with literal string keys spelt out as `k=v` (it
-/// passes exactly those); any other `**mapping` stays `None` (keys unknown).
-pub(crate) fn keyword_args(keywords: &[ast::Keyword]) -> Vec<(Option<&str>, &Expr)> {
+/// A call's keyword arguments, each with where its name is: `**{"k": v}` with literal string
+/// keys spelt out as `k=v` (it passes exactly those); any other `**mapping` stays `None`
+/// (keys unknown).
+pub(crate) fn keyword_args(keywords: &[ast::Keyword]) -> Vec<(Option<&str>, &Expr, TextSize)> {
     let mut out = Vec::new();
     for k in keywords {
         if let (None, Expr::Dict(d)) = (&k.arg, &k.value) {
-            let literal: Option<Vec<(&str, &Expr)>> = d
+            let literal: Option<Vec<(&str, &Expr, TextSize)>> = d
                 .items
                 .iter()
                 .map(|item| match &item.key {
-                    Some(Expr::StringLiteral(s)) => Some((s.value.to_str(), &item.value)),
+                    Some(key @ Expr::StringLiteral(s)) => {
+                        Some((s.value.to_str(), &item.value, key.start()))
+                    }
                     _ => None,
                 })
                 .collect();
             if let Some(items) = literal {
-                out.extend(items.into_iter().map(|(name, value)| (Some(name), value)));
+                out.extend(
+                    items
+                        .into_iter()
+                        .map(|(name, value, at)| (Some(name), value, at)),
+                );
                 continue;
             }
         }
-        out.push((k.arg.as_ref().map(|a| a.as_str()), &k.value));
+        let at = k.arg.as_ref().map_or(k.start(), |a| a.start());
+        out.push((k.arg.as_ref().map(|a| a.as_str()), &k.value, at));
     }
     out
 }

@@ -69,7 +69,7 @@ impl<'a> Analyzer<'a> {
                     path: path.clone(),
                     on: On::Module,
                 };
-                self.record(line, target, Access::Read, guard.clone());
+                self.record_at(line, alias.start(), target, Access::Read, guard.clone());
                 let member = Member {
                     path,
                     on: On::Module,

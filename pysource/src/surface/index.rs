@@ -20,6 +20,9 @@ pub(crate) struct Scope {
     pub locals: HashSet<String>,
     /// Names declared `global` / `nonlocal` here: never local, whatever the body assigns.
     pub not_local: HashSet<String>,
+    /// Names bound at more than one place here (or from another scope): what they hold at a
+    /// given point is not certain.
+    pub rebound: HashSet<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +69,8 @@ pub(crate) struct Class<'a> {
     pub bases: Vec<ClassId>,
     /// The `self.<name>` its methods assign: the instance's own attributes.
     pub own_attrs: HashSet<&'a str>,
+    /// Those assigned at more than one place.
+    pub rebound_attrs: HashSet<&'a str>,
     /// It has decorators (`@dataclass` may write its `__init__`).
     pub decorated: bool,
 }
@@ -87,6 +92,7 @@ impl<'a> Index<'a> {
                     is_class: false,
                     locals: HashSet::new(),
                     not_local: HashSet::new(),
+                    rebound: HashSet::new(),
                 }],
                 funcs: Vec::new(),
                 classes: Vec::new(),
@@ -163,8 +169,8 @@ struct Builder<'a> {
 impl Builder<'_> {
     fn local(&mut self, name: &str) {
         let scope = &mut self.index.scopes[self.scope];
-        if !scope.not_local.contains(name) {
-            scope.locals.insert(name.to_owned());
+        if !scope.not_local.contains(name) && !scope.locals.insert(name.to_owned()) {
+            scope.rebound.insert(name.to_owned());
         }
     }
 
@@ -174,6 +180,7 @@ impl Builder<'_> {
             is_class,
             locals: HashSet::new(),
             not_local: HashSet::new(),
+            rebound: HashSet::new(),
         });
         self.index.scopes.len() - 1
     }
@@ -276,6 +283,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     methods: HashMap::new(),
                     bases: Vec::new(),
                     own_attrs: HashSet::new(),
+                    rebound_attrs: HashSet::new(),
                     decorated: !c.decorator_list.is_empty(),
                 });
                 self.base_names.push((c.name.to_string(), bases));
@@ -304,6 +312,11 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     scope.locals.remove(n.as_str());
                     scope.not_local.insert(n.to_string());
                 }
+                // Assigned from another scope: the module's (or an outer function's) name is
+                // not bound at one place only.
+                for s in &mut self.index.scopes {
+                    s.rebound.extend(names.iter().map(|n| n.to_string()));
+                }
             }
             Stmt::Try(t) => {
                 for ast::ExceptHandler::ExceptHandler(h) in &t.handlers {
@@ -325,7 +338,10 @@ impl<'a> Visitor<'a> for Builder<'a> {
                 if let (Expr::Name(base), Some(cid)) = (&*a.value, self.method)
                     && base.id.as_str() == "self"
                 {
-                    self.index.classes[cid].own_attrs.insert(a.attr.as_str());
+                    let class = &mut self.index.classes[cid];
+                    if !class.own_attrs.insert(a.attr.as_str()) {
+                        class.rebound_attrs.insert(a.attr.as_str());
+                    }
                 }
             }
             _ => {}

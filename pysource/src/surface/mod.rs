@@ -27,7 +27,6 @@
 
 pub mod api;
 mod call;
-mod compare;
 mod deps;
 mod expr;
 mod guard;
@@ -43,8 +42,8 @@ mod value;
 mod walk;
 mod world;
 
-pub use compare::{Finding, SurfaceReport, compare};
-pub(crate) use expr::keyword_args;
+pub use crate::rules::Finding;
+pub use crate::rules::native::{SurfaceReport, compare, compare_each};
 pub use program::{MAX_ROUNDS, Program, derive_program};
 
 use crate::semantic::{Model, SourceFile, with_model};
@@ -201,6 +200,9 @@ pub struct Use {
     /// For a call made through a forwarding helper (`fn(*args)`): the line of the call that
     /// passed the member and its arguments.
     pub via: Option<usize>,
+    /// The 1-based line and column of the member's own name (`(line, 0)`: not known).
+    #[serde(skip)]
+    pub pos: (usize, usize),
 }
 
 impl Use {

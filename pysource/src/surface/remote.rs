@@ -5,7 +5,7 @@
 use super::expr::Args;
 use super::index::{ClassId, FuncId, FuncKind, MODULE_SCOPE};
 use super::value::{ApiVal, Val, Vals};
-use super::value::{Remote, Shared, is_native, share};
+use super::value::{Remote, Shared, is_native, share, without_literals};
 use super::walk::Analyzer;
 use super::world::{ClassExport, Exports, FuncExport};
 use std::collections::BTreeMap;
@@ -173,7 +173,7 @@ impl<'a> Analyzer<'a> {
                 .positional
                 .iter()
                 .map(|a| &a.0)
-                .chain(args.keywords.iter().map(|k| &k.1));
+                .chain(args.keywords.iter().map(|k| &k.vals));
             if passes.flat_map(|v| v.iter()).any(is_native) {
                 self.outbound
                     .entry((module.to_owned(), name.to_owned()))
@@ -189,7 +189,7 @@ impl<'a> Analyzer<'a> {
             f.params.iter().position(|(p, _)| p == n)
         });
         for (at, vals) in bound {
-            let shared = self.shared(vals);
+            let shared = self.shared(&without_literals(vals.clone()));
             if shared.is_empty() {
                 continue;
             }

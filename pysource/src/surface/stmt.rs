@@ -1,12 +1,13 @@
 //! Statements: bindings, blocks and their guards, function and class bodies in their scopes.
 
 use super::guard::{exits, is_type_checking, try_guard};
-use super::value::{Val, Vals};
+use super::value::{Val, Vals, without_literals};
 use super::walk::{Analyzer, elements};
 use super::{Access, Target};
 use crate::flow::Binder;
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
 
 impl<'a> Analyzer<'a> {
     pub fn body(&mut self, stmts: &'a [Stmt]) {
@@ -137,7 +138,7 @@ impl<'a> Analyzer<'a> {
                 self.guards.truncate(mark);
             }
             Stmt::Try(t) => {
-                self.tries.push(try_guard(t, &self.lines));
+                self.tries.push(try_guard(t, self.lines));
                 self.body(&t.body);
                 self.tries.pop();
                 for ast::ExceptHandler::ExceptHandler(h) in &t.handlers {
@@ -152,7 +153,8 @@ impl<'a> Analyzer<'a> {
             }
             Stmt::Return(r) => {
                 if let Some(v) = &r.value {
-                    let vals = self.eval(v);
+                    // A result may come from any return: no literal is certain in it.
+                    let vals = without_literals(self.eval(v));
                     if let Some(fid) = self.func
                         && !vals.is_empty()
                     {
@@ -182,8 +184,9 @@ impl<'a> Analyzer<'a> {
                         _ => {
                             if let Some((path, on)) = self.member_of(v, &a.attr) {
                                 let guard = self.guard_for(&path);
-                                self.record(
+                                self.record_at(
                                     line,
+                                    a.attr.start(),
                                     Target::Native { path, on },
                                     Access::Write,
                                     guard,

@@ -3,6 +3,7 @@
 //! a program.
 
 use super::index::{ClassId, FuncId};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// What a name may hold, as far as the native surface is concerned.
@@ -21,6 +22,10 @@ pub(super) enum Val<'a> {
     ClassOf(String),
     /// A string constant that could name an attribute or a module.
     Str(&'a str),
+    /// A literal (a string, number, bool or None) as written, for the domains its argument
+    /// has. It flows only where its value is certain: a name bound once, a conditional
+    /// expression's arms, a container's items; never through parameters or results.
+    Lit(Cow<'a, str>),
     /// A tuple or list literal: iterating it yields these (never a `Seq`: nesting is dropped,
     /// so `x = [x]` cannot grow without end).
     Seq(Vec<Val<'a>>),
@@ -102,6 +107,7 @@ pub(super) fn share(
             Val::Seq(items)
         }
         Val::Str(_) => return None,
+        Val::Lit(text) => Val::Lit(Cow::Owned(text.clone().into_owned())),
         Val::Object(_) | Val::Class(_) | Val::Function(_) | Val::Bound(_) => Val::Remote(local(v)?),
         Val::Super(_) => return None,
     })
@@ -116,4 +122,10 @@ pub(super) fn is_native(v: &Val<'_>) -> bool {
         Val::Seq(items) => items.iter().any(is_native),
         _ => false,
     }
+}
+
+/// `vals` without literals: what flows where a literal's value is no longer certain.
+pub(super) fn without_literals(mut vals: Vals<'_>) -> Vals<'_> {
+    vals.retain(|v| !matches!(v, Val::Lit(_)));
+    vals
 }

@@ -8,7 +8,7 @@
 use super::api::ConsumerUse;
 use super::deps::{Deps, Slot};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
-use super::value::{Remote, Shared, Val, Vals};
+use super::value::{Remote, Shared, Val, Vals, without_literals};
 use super::world::{Round, World};
 use super::{Access, Guard, SurfaceConfig, Target, Use};
 use crate::semantic::File;
@@ -98,7 +98,7 @@ pub(super) fn analyze_in<'a>(
         attrs: index.classes.iter().map(|_| HashMap::new()).collect(),
         returns: index.funcs.iter().map(|_| Slot::default()).collect(),
         sites: index.funcs.iter().map(|_| BTreeMap::new()).collect(),
-        deps: Deps::new(&index),
+        deps: Deps::new(index),
         uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
         api_uses: (0..=index.funcs.len()).map(|_| BTreeSet::new()).collect(),
         api_bases: vec![None; index.classes.len()],
@@ -206,18 +206,32 @@ impl<'a> Analyzer<'a> {
     }
 
     pub fn record(&mut self, line: usize, target: Target, access: Access, optional: Option<Guard>) {
-        self.record_via(line, target, access, optional, None);
+        self.record_via(line, None, target, access, optional, None);
+    }
+
+    /// [`record`](Self::record) of a use whose name starts at `at`.
+    pub fn record_at(
+        &mut self,
+        line: usize,
+        at: TextSize,
+        target: Target,
+        access: Access,
+        optional: Option<Guard>,
+    ) {
+        self.record_via(line, Some(at), target, access, optional, None);
     }
 
     pub fn record_via(
         &mut self,
         line: usize,
+        at: Option<TextSize>,
         target: Target,
         access: Access,
         optional: Option<Guard>,
         via: Option<usize>,
     ) {
         if self.silent == 0 {
+            let pos = at.map_or((line, 0), |at| self.line_col(at));
             let body = self.func.map_or(0, |f| f + 1);
             self.uses[body].insert(Use {
                 line,
@@ -225,6 +239,7 @@ impl<'a> Analyzer<'a> {
                 access,
                 optional,
                 via,
+                pos,
             });
         }
     }
@@ -247,6 +262,10 @@ impl<'a> Analyzer<'a> {
             return;
         }
         let scope = self.index.resolve(self.scope, name).unwrap_or(self.scope);
+        let vals = match self.index.scopes[scope].rebound.contains(name) {
+            true => without_literals(vals),
+            false => vals,
+        };
         let slot = self.env[scope].entry(name).or_default();
         self.changed |= slot.extend(vals, &mut self.deps);
     }
@@ -257,6 +276,10 @@ impl<'a> Analyzer<'a> {
         if vals.is_empty() {
             return;
         }
+        let vals = match self.index.classes[cid].rebound_attrs.contains(name) {
+            true => without_literals(vals),
+            false => vals,
+        };
         let slot = self.attrs[cid].entry(name).or_default();
         self.changed |= slot.extend(vals, &mut self.deps);
     }

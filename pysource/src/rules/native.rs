@@ -1,8 +1,11 @@
-//! The derived surface against what api.toml declares: every use must be declared, a use the
-//! module makes unguarded must not be declared optional, accesses and call shapes must fit the
-//! declaration; a declaration no use needs is a warning (`by = "consumer"` ones excepted).
+//! The native rules: a derived surface (the module's, or a consumer file's) against what
+//! api.toml declares. Every use must be declared (`native-undeclared`), a use made unguarded
+//! must not be declared optional, accesses and call shapes must fit the declaration
+//! (`native-use`); a declaration no use of the module needs is a warning (`native-unused`;
+//! `by = "consumer"` ones excepted).
 
-use super::{Access, Surface, Target, Use};
+use super::{Finding, Rule, nearest};
+use crate::surface::{Access, Surface, Target, Use};
 use mooncake_sos_contract::model::native::{
     MemberKind, NativeMember, NativeSurface, NeededBy, Usage,
 };
@@ -10,17 +13,6 @@ use mooncake_sos_contract::signature::CallShape;
 use mooncake_sos_contract::signature::{fits, misfit, overload_params};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// One finding, located in the module (`line`) or, for a declaration, only in api.toml.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Finding {
-    pub line: Option<usize>,
-    /// `native Class.member` or `sibling pkg.mod`.
-    pub subject: String,
-    pub what: String,
-    pub expected: String,
-    pub found: String,
-}
 
 /// The surface of one module and how it compares with the manifest.
 #[derive(Clone, Debug, Serialize)]
@@ -77,8 +69,19 @@ impl SurfaceReport {
     }
 }
 
-/// Compares `surface` with the declarations in `declared`.
+/// Compares `surface` with the declarations in `declared`; an undeclared member is one
+/// finding, at its first use, naming the other lines.
 pub fn compare(declared: &NativeSurface, surface: Surface) -> SurfaceReport {
+    compare_in(declared, surface, false)
+}
+
+/// [`compare`] with a finding at every use of an undeclared member (the consumer scan's:
+/// each place is one to fix).
+pub fn compare_each(declared: &NativeSurface, surface: Surface) -> SurfaceReport {
+    compare_in(declared, surface, true)
+}
+
+fn compare_in(declared: &NativeSurface, surface: Surface, each: bool) -> SurfaceReport {
     let mut failures = Vec::new();
     let mut warnings = Vec::new();
     // Uses grouped by what they name, in name order.
@@ -94,13 +97,18 @@ pub fn compare(declared: &NativeSurface, surface: Surface) -> SurfaceReport {
                 } else {
                     owner.clone()
                 };
-                failures.push(Finding {
-                    line: Some(u.line),
-                    subject: format!("native {owner}.<computed>"),
-                    what: "computed member name".into(),
-                    expected: "a member name api.toml can declare".into(),
-                    found: format!("{} of a name known only at run time", u.access),
-                });
+                failures.push(
+                    Finding::new(
+                        Rule::ComputedName,
+                        format!("native {owner}.<computed>"),
+                        "computed member name",
+                    )
+                    .at_use(u)
+                    .expected(
+                        "a member name api.toml can declare",
+                        format!("{} of a name known only at run time", u.access),
+                    ),
+                );
             }
         }
     }
@@ -109,49 +117,55 @@ pub fn compare(declared: &NativeSurface, surface: Surface) -> SurfaceReport {
     for (path, uses) in &native {
         let subject = format!("native {path}");
         match members.get(*path) {
-            None => failures.push(undeclared(&subject, "[[native]]", uses)),
+            None => {
+                let near = nearest_member(path, members.keys().map(String::as_str));
+                failures.extend(undeclared(&subject, "[[native]]", uses, each, near));
+            }
             Some(m) => member(&subject, m, uses, &mut failures),
         }
     }
     for m in &declared.members {
         if m.by == NeededBy::Module && !native.contains_key(m.path().as_str()) {
-            warnings.push(Finding {
-                line: None,
-                subject: format!("native {}", m.path()),
-                what: "unused".into(),
-                expected: "a use in the module (or `by = \"consumer\"`)".into(),
-                found: "none".into(),
-            });
+            warnings.push(
+                Finding::new(Rule::NativeUnused, format!("native {}", m.path()), "unused")
+                    .expected("a use in the module (or `by = \"consumer\"`)", "none"),
+            );
         }
     }
     for (module, uses) in &siblings {
         let subject = format!("sibling {module}");
         match declared.siblings.iter().find(|s| s.module == *module) {
-            None => failures.push(undeclared(&subject, "[[sibling]]", uses)),
+            None => {
+                let known = declared.siblings.iter().map(|s| s.module.as_str());
+                let near = nearest(module, known);
+                failures.extend(undeclared(&subject, "[[sibling]]", uses, each, near));
+            }
             Some(s) => {
                 if s.usage == Usage::Optional
                     && let Some(u) = uses.iter().find(|u| u.required())
                 {
-                    failures.push(Finding {
-                        line: Some(u.line),
-                        subject: subject.clone(),
-                        what: "use".into(),
-                        expected: "optional (as declared)".into(),
-                        found: "an import at module level, unguarded (required)".into(),
-                    });
+                    failures.push(
+                        Finding::new(Rule::NativeUse, subject.clone(), "use")
+                            .at_use(u)
+                            .expected(
+                                "optional (as declared)",
+                                "an import at module level, unguarded (required)",
+                            ),
+                    );
                 }
             }
         }
     }
     for s in &declared.siblings {
         if !siblings.contains_key(s.module.as_str()) {
-            warnings.push(Finding {
-                line: None,
-                subject: format!("sibling {}", s.module),
-                what: "unused".into(),
-                expected: "an import in the module".into(),
-                found: "none".into(),
-            });
+            warnings.push(
+                Finding::new(
+                    Rule::NativeUnused,
+                    format!("sibling {}", s.module),
+                    "unused",
+                )
+                .expected("an import in the module", "none"),
+            );
         }
     }
     failures.sort();
@@ -166,14 +180,29 @@ pub fn compare(declared: &NativeSurface, surface: Surface) -> SurfaceReport {
     }
 }
 
-/// A use nothing declares, located at its first required use (else its first use).
-fn undeclared(subject: &str, table: &str, uses: &[&Use]) -> Finding {
-    let first = uses.iter().find(|u| u.required()).unwrap_or(&uses[0]);
-    let usage = if first.required() {
-        "required"
-    } else {
-        "optional"
+/// A use nothing declares: one finding at its first required use (else its first use)
+/// naming the other lines, or with `each` one at every use.
+fn undeclared(
+    subject: &str,
+    table: &str,
+    uses: &[&Use],
+    each: bool,
+    near: Option<String>,
+) -> Vec<Finding> {
+    let finding = |u: &Use, also: String| {
+        let usage = if u.required() { "required" } else { "optional" };
+        Finding::new(Rule::NativeUndeclared, subject, "undeclared")
+            .at_use(u)
+            .expected(
+                format!("a {table} entry"),
+                format!("{usage} {}{also}", u.describe_access()),
+            )
+            .suggest(near.clone())
     };
+    if each {
+        return uses.iter().map(|u| finding(u, String::new())).collect();
+    }
+    let first = uses.iter().find(|u| u.required()).unwrap_or(&uses[0]);
     let others: BTreeSet<usize> = uses
         .iter()
         .map(|u| u.line)
@@ -185,25 +214,34 @@ fn undeclared(subject: &str, table: &str, uses: &[&Use]) -> Finding {
         let lines: Vec<String> = others.iter().map(usize::to_string).collect();
         format!("; also used at line(s) {}", lines.join(", "))
     };
-    Finding {
-        line: Some(first.line),
-        subject: subject.to_owned(),
-        what: "undeclared".into(),
-        expected: format!("a {table} entry"),
-        found: format!("{usage} {}{also}", first.describe_access()),
-    }
+    vec![finding(first, also)]
+}
+
+/// The declared member nearest `path` among those of the same owner (`Class.membr` ->
+/// `Class.member`), as its whole path.
+fn nearest_member<'m>(path: &str, declared: impl Iterator<Item = &'m str>) -> Option<String> {
+    let (owner, name) = path.rsplit_once('.').unwrap_or(("", path));
+    let siblings: Vec<&str> = declared
+        .filter_map(|p| {
+            let (o, n) = p.rsplit_once('.').unwrap_or(("", p));
+            (o == owner).then_some(n)
+        })
+        .collect();
+    let near = nearest(name, siblings)?;
+    Some(match owner {
+        "" => near,
+        _ => format!("{owner}.{near}"),
+    })
 }
 
 /// A declared member against its uses: optional vs required, access, call shapes.
 fn member(subject: &str, m: &NativeMember, uses: &[&Use], failures: &mut Vec<Finding>) {
     let mut fail = |u: &Use, what: &str, expected: String, found: String| {
-        failures.push(Finding {
-            line: Some(u.line),
-            subject: subject.to_owned(),
-            what: what.into(),
-            expected,
-            found,
-        });
+        failures.push(
+            Finding::new(Rule::NativeUse, subject, what)
+                .at_use(u)
+                .expected(expected, found),
+        );
     };
     if m.usage == Usage::Optional
         && let Some(u) = uses.iter().find(|u| u.required())
