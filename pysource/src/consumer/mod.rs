@@ -341,6 +341,8 @@ fn unused(api: &Api, files: &[FileReport]) -> Vec<String> {
 }
 
 #[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
 mod program_tests;
 #[cfg(test)]
 pub(crate) mod tests;

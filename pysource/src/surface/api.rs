@@ -88,6 +88,18 @@ impl UseKind {
     }
 }
 
+/// A call of the API that a function makes with its own `**kwargs` (`def put(self, v,
+/// **kw): self.t.put(v, **kw)`): the function takes that call's parameters too, and each of
+/// its callers' keywords it does not name itself reach that call.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Forward {
+    pub subject: String,
+    pub on_class: bool,
+    /// The inner call's shape and arguments, without the `**kwargs`.
+    pub shape: CallShape,
+    pub args: Vec<Arg>,
+}
+
 impl<'a> Analyzer<'a> {
     fn api(&self) -> Option<&'a ApiNames> {
         self.config.api.as_ref()
@@ -258,6 +270,7 @@ impl<'a> Analyzer<'a> {
             ApiVal::Name(name) => {
                 let made = self.api().is_some_and(|a| a.classes.contains(name));
                 let kind = self.call_use(c, args, shape, false);
+                self.note_forward(c, name, &kind);
                 self.record_api(at, name.clone(), kind);
                 match made {
                     true => [Val::Api(ApiVal::Instance(name.clone()))].into(),
@@ -274,6 +287,7 @@ impl<'a> Analyzer<'a> {
                 if *on_class {
                     kind.drop_first_positional();
                 }
+                self.note_forward(c, class, &kind);
                 self.record_api(at, class.clone(), kind);
                 Vals::new()
             }
@@ -283,11 +297,117 @@ impl<'a> Analyzer<'a> {
                 on_class,
             } => {
                 let kind = self.call_use(c, args, shape, *on_class);
-                self.record_api(at, format!("{class}.{name}"), kind);
+                let subject = format!("{class}.{name}");
+                self.note_forward(c, &subject, &kind);
+                self.record_api(at, subject, kind);
                 Vals::new()
             }
             ApiVal::Module | ApiVal::Instance(_) => Vals::new(),
         }
+    }
+
+    /// When the call passes the enclosing function's own `**kwargs` on, the function
+    /// forwards its callers' extra keywords to it.
+    fn note_forward(&mut self, c: &'a ast::ExprCall, subject: &str, kind: &UseKind) {
+        let Some(fid) = self.func else {
+            return;
+        };
+        let Some(kwarg) = self.index.funcs[fid].kwarg else {
+            return;
+        };
+        let passes = c.arguments.keywords.iter().any(|k| {
+            k.arg.is_none() && matches!(&k.value, Expr::Name(n) if n.id.as_str() == kwarg)
+        });
+        let UseKind::Call {
+            shape,
+            on_class,
+            args,
+        } = kind
+        else {
+            return;
+        };
+        if !passes {
+            return;
+        }
+        let forward = Forward {
+            subject: subject.to_owned(),
+            on_class: *on_class,
+            shape: CallShape {
+                double_starred: c
+                    .arguments
+                    .keywords
+                    .iter()
+                    .filter(|k| k.arg.is_none())
+                    .count()
+                    > 1,
+                ..shape.clone()
+            },
+            args: args
+                .iter()
+                .filter(|a| a.keyword.is_some() || a.position.is_some())
+                .cloned()
+                .collect(),
+        };
+        if self.forwards[fid].insert(forward) {
+            // Its callers, wherever they are, must be walked again to see it.
+            self.deps.mark_all();
+            self.changed = true;
+        }
+    }
+
+    /// A call of a function that forwards its `**kwargs` to API calls (`forwards`): each such
+    /// call again, at this call, with the keywords the function does not name (`named`) and
+    /// whatever `**` this call passes. `at` is where this call's callee is.
+    pub(super) fn forwarded_uses(
+        &mut self,
+        forwards: &[Forward],
+        args: &Args<'a>,
+        named: &[&str],
+        at: TextSize,
+    ) {
+        for f in forwards {
+            let mut shape = f.shape.clone();
+            let mut all = f.args.clone();
+            for k in &args.keywords {
+                match k.name {
+                    Some(name) if named.contains(&name) => {}
+                    Some(name) => {
+                        shape.keywords.push(name.to_owned());
+                        let (line, col) = self.line_col(k.at);
+                        all.push(Arg {
+                            keyword: Some(name.to_owned()),
+                            position: None,
+                            line,
+                            col,
+                            literals: literals(&k.vals),
+                        });
+                    }
+                    None => shape.double_starred = true,
+                }
+            }
+            shape.keywords.sort();
+            let kind = UseKind::Call {
+                shape,
+                on_class: f.on_class,
+                args: all,
+            };
+            self.record_api(at, f.subject.clone(), kind);
+        }
+    }
+
+    /// [`forwarded_uses`](Self::forwarded_uses) for a call of function `fid` of this file.
+    pub(super) fn forward_api(
+        &mut self,
+        fid: super::index::FuncId,
+        args: &Args<'a>,
+        c: &'a ast::ExprCall,
+        named: &[&str],
+    ) {
+        if self.forwards[fid].is_empty() {
+            return;
+        }
+        let forwards: Vec<Forward> = self.forwards[fid].iter().cloned().collect();
+        self.forwarded_uses(&forwards, args, named, callee_start(&c.func));
     }
 
     /// A call of a class deriving from an API class that has no `__init__` of its own (nor
@@ -332,11 +452,7 @@ impl<'a> Analyzer<'a> {
                 shape.starred = true;
                 shape.double_starred = true;
             }
-            let at = c
-                .arguments
-                .args
-                .first()
-                .map_or(c.start(), callee_start);
+            let at = c.arguments.args.first().map_or(c.start(), callee_start);
             self.record_api(at, subject, kind);
         }
     }

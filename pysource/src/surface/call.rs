@@ -4,7 +4,7 @@
 
 use super::api::shape_of;
 use super::expr::Args;
-use super::index::FuncId;
+use super::index::{ClassId, FuncId};
 use super::value::{Member, Val, Vals, without_literals};
 use super::walk::{Analyzer, CallSite, builtin_name, strings};
 use super::{Access, Guard, On, Target};
@@ -22,6 +22,9 @@ impl<'a> Analyzer<'a> {
         let func = match &*c.func {
             Expr::Attribute(a) => {
                 let base = self.eval(&a.value);
+                if let Some(out) = self.container_method(c, a, &base) {
+                    return out;
+                }
                 self.attribute(&base, &a.attr, self.line(&*c.func), a.attr.start(), true)
             }
             other => self.eval(other),
@@ -89,11 +92,13 @@ impl<'a> Analyzer<'a> {
                 Val::Class(cid) => {
                     if let Some(init) = self.index.method(cid, "__init__") {
                         self.bind_call(init, 1, &args, c);
+                    } else {
+                        self.bind_fields(cid, &args);
                     }
                     self.construct_api_subclass(cid, c, &args, &shape);
                     out.insert(Val::Object(cid));
                 }
-                Val::Remote(r) => out.extend(self.remote_call(&r, &args)),
+                Val::Remote(r) => out.extend(self.remote_call(&r, &args, c)),
                 _ => {}
             }
         }
@@ -162,7 +167,7 @@ impl<'a> Analyzer<'a> {
 
     /// Gives a module function's parameters what the call passes (skipping the `skip`
     /// implicit ones), and remembers the call for forwarded shapes.
-    fn bind_call(&mut self, fid: FuncId, skip: usize, args: &Args<'a>, c: &ast::ExprCall) {
+    fn bind_call(&mut self, fid: FuncId, skip: usize, args: &Args<'a>, c: &'a ast::ExprCall) {
         let line = self.line(c);
         let f = &self.index.funcs[fid];
         let (scope, positional) = (f.scope, f.positional());
@@ -172,6 +177,8 @@ impl<'a> Analyzer<'a> {
         });
         let bound: Vec<(usize, Vals<'a>)> =
             bound.into_iter().map(|(at, v)| (at, v.clone())).collect();
+        let named: Vec<&str> = params.iter().map(|(p, _)| *p).collect();
+        self.forward_api(fid, args, c, &named);
         let saved = self.scope;
         self.scope = scope;
         // A parameter takes what every caller passes: no literal is certain there.
@@ -192,6 +199,39 @@ impl<'a> Analyzer<'a> {
                 self.changed = true;
             }
         }
+    }
+
+    /// A call of a dataclass or NamedTuple `cid` (without an `__init__` of its own): its
+    /// fields take the arguments, by place and by name.
+    fn bind_fields(&mut self, cid: ClassId, args: &Args<'a>) {
+        let Some(fields) = self.fields(cid) else {
+            return;
+        };
+        let (bound, _) = args.bind(0, fields.len(), |n| fields.iter().position(|f| *f == n));
+        let bound: Vec<(usize, Vals<'a>)> =
+            bound.into_iter().map(|(i, v)| (i, v.clone())).collect();
+        for (i, vals) in bound {
+            self.bind_attr(cid, fields[i], without_literals(vals));
+        }
+    }
+
+    /// The fields of dataclass (or NamedTuple) `cid`, its bases' first.
+    pub(super) fn fields(&self, cid: ClassId) -> Option<Vec<&'a str>> {
+        let lineage = self.index.lineage(cid);
+        let mut out = Vec::new();
+        let mut any = false;
+        for c in lineage.into_iter().rev() {
+            if let Some(f) = &self.index.classes[c].fields {
+                any = true;
+                out.extend(
+                    f.iter()
+                        .copied()
+                        .filter(|n| !out.contains(n))
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        any.then_some(out)
     }
 
     /// getattr, hasattr, setattr, type, `__import__`; `None` for any other name.
@@ -266,6 +306,7 @@ impl<'a> Analyzer<'a> {
                 let args = self.args(&c.arguments);
                 self.dynamic_import(&args, line)
             }
+            ("dict", _) => return Some(self.dict_call(c)),
             // `super()` in a method, `super(Class, self)`: the bases' members.
             ("super", []) => self
                 .func

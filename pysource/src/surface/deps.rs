@@ -83,6 +83,11 @@ impl Deps {
         self.dirty[fid] = true;
     }
 
+    /// Every body must be walked again (a fact every caller reads changed).
+    pub fn mark_all(&mut self) {
+        self.dirty.iter_mut().for_each(|d| *d = true);
+    }
+
     /// The body of `fid` is being walked: it is up to date until an input changes again.
     pub fn walking(&mut self, fid: FuncId) {
         self.dirty[fid] = false;

@@ -4,7 +4,7 @@
 use super::index::ClassId;
 use super::index::FuncKind;
 use super::value::{ApiVal, Member, Remote, Val, Vals};
-use super::walk::{Analyzer, elements};
+use super::walk::Analyzer;
 use super::{Access, Guard, On, Target};
 use mooncake_sos_contract::model::values::is_dotted_name;
 use ruff_python_ast::visitor;
@@ -80,19 +80,12 @@ impl<'a> Analyzer<'a> {
             Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) => {
                 [Val::Lit(Cow::Borrowed(self.source(e)))].into()
             }
-            Expr::Tuple(ast::ExprTuple { elts, .. })
-            | Expr::List(ast::ExprList { elts, .. })
-            | Expr::Set(ast::ExprSet { elts, .. }) => {
-                let items: Vals<'a> = elts
-                    .iter()
-                    .flat_map(|x| self.eval(x))
-                    .filter(|v| !matches!(v, Val::Seq(_)))
-                    .collect();
-                if items.is_empty() {
-                    items
-                } else {
-                    [Val::Seq(items.into_iter().collect())].into()
-                }
+            Expr::Tuple(_) | Expr::List(_) | Expr::Set(_) | Expr::Dict(_) => {
+                self.literal_container(e)
+            }
+            Expr::Subscript(x) => {
+                let base = self.eval(&x.value);
+                self.subscript(&base, &x.slice)
             }
             Expr::If(i) => {
                 self.eval(&i.test);
@@ -163,7 +156,8 @@ impl<'a> Analyzer<'a> {
     fn generators(&mut self, generators: &'a [ast::Comprehension]) {
         for g in generators {
             let vals = self.eval(&g.iter);
-            self.assign(&g.target, elements(&vals));
+            let items = self.elements(&vals);
+            self.assign(&g.target, items);
             for cond in &g.ifs {
                 self.eval(cond);
             }
@@ -330,12 +324,22 @@ impl<'a> Analyzer<'a> {
         }
         for &c in &lineage {
             for b in self.remote_bases[c].clone() {
-                if let Remote::Def {
+                let Remote::Def {
                     module,
                     name: class,
                 } = &b
-                {
-                    out.extend(self.remote_object_attr(module, class, name));
+                else {
+                    continue;
+                };
+                match self.world.modules.contains_key(module) {
+                    true => out.extend(self.remote_object_attr(module, class, name)),
+                    // Not read yet: a call of it draws the file into the program.
+                    false => {
+                        out.insert(Val::Remote(Remote::Def {
+                            module: module.clone(),
+                            name: format!("{class}.{name}"),
+                        }));
+                    }
                 }
             }
         }
@@ -361,14 +365,15 @@ impl<'a> Analyzer<'a> {
                 other => (self.eval(other), false, other),
             })
             .collect();
-        let keywords = keyword_args(&arguments.keywords)
-            .into_iter()
-            .map(|(name, value, at)| Keyword {
-                name,
-                vals: self.eval(value),
-                at,
-            })
-            .collect();
+        let mut keywords = Vec::new();
+        for (name, value, at) in keyword_args(&arguments.keywords) {
+            let vals = self.eval(value);
+            match name {
+                Some(_) => keywords.push(Keyword { name, vals, at }),
+                // `**d` of a dict whose keys are all known passes those keys.
+                None => keywords.extend(self.spread(vals, at)),
+            }
+        }
         Args {
             positional,
             keywords,

@@ -45,6 +45,8 @@ pub(crate) struct Func<'a> {
     /// Positional parameters, in order, then keyword-only ones (`.1` = keyword-only).
     pub params: Vec<(&'a str, bool)>,
     pub vararg: Option<&'a str>,
+    /// Its `**kwargs` parameter.
+    pub kwarg: Option<&'a str>,
 }
 
 impl Func<'_> {
@@ -73,6 +75,8 @@ pub(crate) struct Class<'a> {
     pub rebound_attrs: HashSet<&'a str>,
     /// It has decorators (`@dataclass` may write its `__init__`).
     pub decorated: bool,
+    /// A dataclass or a NamedTuple: its fields in order, which its constructor takes.
+    pub fields: Option<Vec<&'a str>>,
 }
 
 pub(crate) struct Index<'a> {
@@ -186,6 +190,51 @@ impl Builder<'_> {
     }
 }
 
+/// The fields of a class whose constructor a decorator or base writes from them
+/// (`@dataclass`, `@dataclasses.dataclass(...)`, a `NamedTuple`): its annotated class-level
+/// names in order, `ClassVar`s left out.
+fn record_fields(c: &ast::StmtClassDef) -> Option<Vec<&str>> {
+    fn last(e: &Expr) -> Option<&str> {
+        match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            Expr::Attribute(a) => Some(a.attr.as_str()),
+            Expr::Call(call) => last(&call.func),
+            _ => None,
+        }
+    }
+    let dataclass = c
+        .decorator_list
+        .iter()
+        .any(|d| last(&d.expression) == Some("dataclass"));
+    let named_tuple = c
+        .arguments
+        .iter()
+        .flat_map(|a| a.args.iter())
+        .any(|b| last(b) == Some("NamedTuple"));
+    if !dataclass && !named_tuple {
+        return None;
+    }
+    let class_var = |e: &Expr| {
+        let base = match e {
+            Expr::Subscript(s) => &*s.value,
+            other => other,
+        };
+        matches!(last(base), Some("ClassVar" | "KW_ONLY"))
+    };
+    Some(
+        c.body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::AnnAssign(a) if !class_var(&a.annotation) => match &*a.target {
+                    Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
 fn decorated(f: &ast::StmtFunctionDef, name: &str) -> bool {
     f.decorator_list.iter().any(|d| match &d.expression {
         Expr::Name(n) => n.id.as_str() == name,
@@ -237,6 +286,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     kind,
                     params: params.clone(),
                     vararg,
+                    kwarg: p.kwarg.as_ref().map(|k| k.name.as_str()),
                 });
                 self.index.func_at.insert(f.range.start(), id);
                 if let Some(cid) = self.class {
@@ -285,6 +335,7 @@ impl<'a> Visitor<'a> for Builder<'a> {
                     own_attrs: HashSet::new(),
                     rebound_attrs: HashSet::new(),
                     decorated: !c.decorator_list.is_empty(),
+                    fields: record_fields(c),
                 });
                 self.base_names.push((c.name.to_string(), bases));
                 self.index.class_at.insert(c.range.start(), id);

@@ -27,6 +27,7 @@
 
 pub mod api;
 mod call;
+mod containers;
 mod deps;
 mod expr;
 mod guard;

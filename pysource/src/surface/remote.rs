@@ -8,6 +8,7 @@ use super::value::{ApiVal, Val, Vals};
 use super::value::{Remote, Shared, is_native, share, without_literals};
 use super::walk::Analyzer;
 use super::world::{ClassExport, Exports, FuncExport};
+use ruff_python_ast as ast;
 use std::collections::BTreeMap;
 
 /// Base classes are followed across files this deep (a cycle stops there too).
@@ -125,8 +126,9 @@ impl<'a> Analyzer<'a> {
 
     /// Calling a value of another file: its function's result, or an instance of its class;
     /// the arguments reach the callee's parameters in the next round.
-    pub fn remote_call(&mut self, r: &Remote, args: &Args<'a>) -> Vals<'a> {
+    pub fn remote_call(&mut self, r: &Remote, args: &Args<'a>, c: &'a ast::ExprCall) -> Vals<'a> {
         let mut out = Vals::new();
+        self.remote_forwards(r, args, c);
         match r {
             Remote::Def { module, name } if !self.world.modules.contains_key(module) => {
                 self.pass(module, name, 0, args);
@@ -163,6 +165,28 @@ impl<'a> Analyzer<'a> {
             Remote::Module(_) | Remote::Object { .. } => {}
         }
         out
+    }
+
+    /// A function of another file that forwards its `**kwargs` to API calls: those calls
+    /// again, at this call, with this call's keywords the function does not name.
+    fn remote_forwards(&mut self, r: &Remote, args: &Args<'a>, c: &'a ast::ExprCall) {
+        let (Remote::Def { module, name } | Remote::Bound { module, name }) = r else {
+            return;
+        };
+        let Some(f) = self
+            .world
+            .modules
+            .get(module)
+            .and_then(|e| e.funcs.get(name))
+        else {
+            return;
+        };
+        if f.forwards.is_empty() {
+            return;
+        }
+        let named: Vec<&str> = f.params.iter().map(|(p, _)| p.as_str()).collect();
+        let forwards = f.forwards.clone();
+        self.forwarded_uses(&forwards, args, &named, super::api::callee_start(&c.func));
     }
 
     /// Records what a call passes to `name` of `module` (its first `skip` parameters bound).
@@ -223,10 +247,29 @@ impl<'a> Analyzer<'a> {
         })
     }
 
+    /// `vals` as other files see them: a container as the sequence of what it holds.
     fn shared(&self, vals: &Vals<'_>) -> Shared {
-        vals.iter()
-            .filter_map(|v| share(v, &|v| self.local_ref(v)))
-            .collect()
+        let mut out = Shared::new();
+        for v in vals {
+            match v {
+                Val::Container(id) => {
+                    let c = &self.containers[*id];
+                    let held: Vec<Val<'static>> = c
+                        .items
+                        .values()
+                        .chain([&c.any])
+                        .flat_map(|slot| slot.vals.iter())
+                        .filter(|v| !matches!(v, Val::Container(_)))
+                        .filter_map(|v| share(v, &|v| self.local_ref(v)))
+                        .collect();
+                    if !held.is_empty() {
+                        out.insert(Val::Seq(held));
+                    }
+                }
+                _ => out.extend(share(v, &|v| self.local_ref(v))),
+            }
+        }
+        out
     }
 
     /// What this file gives the others, from the values the analysis settled on.
@@ -254,6 +297,26 @@ impl<'a> Analyzer<'a> {
                     bound: f.implicit(true),
                     property: f.kind == FuncKind::Property,
                     returns: self.shared(&self.returns[fid].vals),
+                    forwards: self.forwards[fid].iter().cloned().collect(),
+                },
+            );
+        }
+        // A dataclass's constructor, as its fields make it.
+        for cid in 0..self.index.classes.len() {
+            let (Some(name), Some(fields)) = (self.class_name(cid), self.fields(cid)) else {
+                continue;
+            };
+            if self.index.method(cid, "__init__").is_some() {
+                continue;
+            }
+            let mut params = vec![("self".to_owned(), false)];
+            params.extend(fields.iter().map(|f| ((*f).to_owned(), false)));
+            e.funcs.insert(
+                format!("{name}.__init__"),
+                FuncExport {
+                    params,
+                    bound: 1,
+                    ..FuncExport::default()
                 },
             );
         }

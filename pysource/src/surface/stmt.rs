@@ -2,7 +2,7 @@
 
 use super::guard::{exits, is_type_checking, try_guard};
 use super::value::{Val, Vals, without_literals};
-use super::walk::{Analyzer, elements};
+use super::walk::Analyzer;
 use super::{Access, Target};
 use crate::flow::Binder;
 use ruff_python_ast::visitor;
@@ -101,7 +101,7 @@ impl<'a> Analyzer<'a> {
             }
             Stmt::For(f) => {
                 let vals = self.eval(&f.iter);
-                let items = elements(&vals);
+                let items = self.elements(&vals);
                 self.assign(&f.target, items);
                 self.body(&f.body);
                 self.body(&f.orelse);
@@ -199,8 +199,22 @@ impl<'a> Analyzer<'a> {
             // `cls, ok = helper()` where it returns `(ReplicateConfig, True)`: a sequence keeps
             // no order, so each target may hold any of its items.
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
-                let items = elements(&vals);
-                elts.iter().for_each(|e| self.assign(e, items.clone()))
+                match self.unpacked(&vals, elts.len()) {
+                    // Item by item, when every value is a sequence of as many known items.
+                    Some(items) if !elts.iter().any(Expr::is_starred_expr) => {
+                        for (e, v) in elts.iter().zip(items) {
+                            self.assign(e, v);
+                        }
+                    }
+                    _ => {
+                        let items = self.elements(&vals);
+                        elts.iter().for_each(|e| self.assign(e, items.clone()))
+                    }
+                }
+            }
+            Expr::Subscript(x) => {
+                let base = self.eval(&x.value);
+                self.store_subscript(&base, &x.slice, vals);
             }
             Expr::Starred(s) => self.assign(&s.value, Vals::new()),
             other => {

@@ -39,6 +39,8 @@ pub(super) enum Val<'a> {
     Remote(Remote),
     /// What `super()` gives in a method of this class: its bases' members, on the instance.
     Super(ClassId),
+    /// A dict, list, tuple or set of this file ([`super::containers`]).
+    Container(usize),
     /// A value of the API module (the consumer scan's).
     Api(ApiVal),
 }
@@ -109,7 +111,7 @@ pub(super) fn share(
         Val::Str(_) => return None,
         Val::Lit(text) => Val::Lit(Cow::Owned(text.clone().into_owned())),
         Val::Object(_) | Val::Class(_) | Val::Function(_) | Val::Bound(_) => Val::Remote(local(v)?),
-        Val::Super(_) => return None,
+        Val::Super(_) | Val::Container(_) => return None,
     })
 }
 

@@ -61,6 +61,11 @@ pub(super) struct Analyzer<'a> {
     pub body: &'a [Stmt],
     /// The keys of dicts passed to dict-taking native callables, each name worked out once.
     pub keys: super::keys::Search,
+    /// The dicts, lists, tuples and sets of the file, by the place that makes each.
+    pub containers: Vec<super::containers::Container<'a>>,
+    /// Per function, the API calls it passes its `**kwargs` to.
+    pub forwards: Vec<BTreeSet<super::api::Forward>>,
+    pub container_at: HashMap<TextSize, usize>,
     pub scope: ScopeId,
     pub func: Option<FuncId>,
     /// Members guarded by an enclosing `hasattr` (path, line of the test).
@@ -104,6 +109,9 @@ pub(super) fn analyze_in<'a>(
         api_bases: vec![None; index.classes.len()],
         body,
         keys: super::keys::Search::default(),
+        containers: Vec::new(),
+        forwards: vec![BTreeSet::new(); index.funcs.len()],
+        container_at: HashMap::new(),
         remote_bases: index.classes.iter().map(|_| BTreeSet::new()).collect(),
         assigned: index.classes.iter().map(|_| BTreeSet::new()).collect(),
         index,
@@ -186,6 +194,23 @@ impl<'a> Analyzer<'a> {
                 .or_default()
                 .vals
                 .insert(Val::Class(cid));
+            // A dataclass built in another file: its fields take what the call passes.
+            if let (Some(q), Some(fields), None) = (
+                self.class_name(cid),
+                self.fields(cid),
+                self.index.method(cid, "__init__"),
+            ) && let Some(inbound) = self
+                .world
+                .inbound
+                .get(&(self.config.module.clone(), format!("{q}.__init__")))
+            {
+                for (i, vals) in inbound {
+                    if let Some(field) = i.checked_sub(1).and_then(|i| fields.get(i)) {
+                        let slot = self.attrs[cid].entry(field).or_default();
+                        slot.vals.extend(vals.iter().cloned());
+                    }
+                }
+            }
         }
     }
 
@@ -307,19 +332,9 @@ pub(super) fn strings<'a>(vals: &Vals<'a>) -> Vec<&'a str> {
         .collect()
 }
 
-/// What iterating a value yields.
-pub(super) fn elements<'a>(vals: &Vals<'a>) -> Vals<'a> {
-    vals.iter()
-        .flat_map(|v| match v {
-            Val::Seq(items) => items.clone(),
-            _ => Vec::new(),
-        })
-        .collect()
-}
-
 /// The builtins the analysis reads, called by their plain name (not shadowed by the module).
 pub(super) fn builtin_name<'e>(a: &Analyzer<'_>, func: &'e Expr) -> Option<&'e str> {
-    const READ: [&str; 7] = [
+    const READ: [&str; 8] = [
         "getattr",
         "hasattr",
         "setattr",
@@ -327,6 +342,7 @@ pub(super) fn builtin_name<'e>(a: &Analyzer<'_>, func: &'e Expr) -> Option<&'e s
         "callable",
         "__import__",
         "super",
+        "dict",
     ];
     match func {
         Expr::Name(n)

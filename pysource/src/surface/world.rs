@@ -23,6 +23,8 @@ pub(super) struct FuncExport {
     /// A `@property`: reading the attribute gives its result.
     pub property: bool,
     pub returns: Shared,
+    /// The API calls it passes its `**kwargs` to.
+    pub forwards: Vec<super::api::Forward>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
