@@ -24,6 +24,7 @@ pub mod read;
 pub mod record;
 pub mod runtime;
 mod shape;
+pub mod sites;
 pub mod table;
 pub mod users;
 pub mod users_check;

@@ -53,6 +53,12 @@ pub struct Args {
     /// With --surface or --consumer: the report as JSON.
     #[arg(long)]
     json: bool,
+    /// With --consumer: also list every use found, before the findings.
+    #[arg(long, requires = "consumer")]
+    uses: bool,
+    /// With --consumer: also list api.toml's declarations no file given uses.
+    #[arg(long, requires = "consumer")]
+    unused: bool,
     #[command(flatten)]
     fetch_args: FetchArgs,
 }
@@ -65,7 +71,12 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         ));
     }
     if !args.consumer.is_empty() {
-        return crate::verify_consumer::run(manifest, &args.consumer, args.json);
+        let show = crate::verify_consumer::Show {
+            json: args.json,
+            uses: args.uses,
+            unused: args.unused,
+        };
+        return crate::verify_consumer::run(manifest, &args.consumer, show);
     }
     if let Some(python) = &args.python {
         return crate::verify_python::run(manifest, python, args.sha256);

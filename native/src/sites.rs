@@ -1,0 +1,121 @@
+//! What the images cannot give a consumer file, at every place it asks: each use (a native
+//! member, a module of the package imported at module level) that one or more images' cores
+//! cannot serve, once per place, naming every image that fails it.
+
+use crate::images::ImageSide;
+use crate::needs::serve;
+use crate::uses::requirements;
+use mooncake_sos_pysource::surface::{Target, Use};
+use serde::Serialize;
+
+/// A use some images cannot serve.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SiteFinding {
+    pub line: usize,
+    /// 1-based column of the member's name (0: not known).
+    pub col: usize,
+    /// `native Class.member` or `sibling pkg.mod`.
+    pub subject: String,
+    /// What is asked of it: `call(3 args)`, `write on instance`, an import.
+    pub usage: String,
+    /// Each image that fails it: the image, its core (`package version`), why.
+    pub images: Vec<ImageMiss>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImageMiss {
+    pub image: String,
+    pub core: String,
+    pub why: String,
+}
+
+impl SiteFinding {
+    /// `native X.y: image: expected the cores of images cuda (P V), rocm (P V) to serve a
+    /// call(1 arg), found absent`.
+    pub fn message(&self) -> String {
+        let cores: Vec<String> = self
+            .images
+            .iter()
+            .map(|m| format!("{} ({})", m.image, m.core))
+            .collect();
+        let mut whys: Vec<&str> = self.images.iter().map(|m| m.why.as_str()).collect();
+        whys.dedup();
+        let found = match &whys[..] {
+            [one] => (*one).to_owned(),
+            _ => self
+                .images
+                .iter()
+                .map(|m| format!("{}: {}", m.image, m.why))
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        let whose = match cores.len() {
+            1 => "the core of image",
+            _ => "the cores of images",
+        };
+        format!(
+            "{}: image: expected {whose} {} to serve a {}, found {found}",
+            self.subject,
+            cores.join(", "),
+            self.usage
+        )
+    }
+}
+
+/// Every place in `uses` (one file's) that an image of `images` cannot serve, in the file's
+/// order.
+pub fn check_each(images: &[ImageSide], file: &str, uses: &[Use]) -> Vec<SiteFinding> {
+    let mut out = Vec::new();
+    for u in uses {
+        let (subject, usage, misses) = match &u.target {
+            Target::Native { path, .. } => {
+                let needs = requirements(file, std::slice::from_ref(u));
+                let Some(need) = needs.first() else {
+                    continue;
+                };
+                let misses: Vec<ImageMiss> = images
+                    .iter()
+                    .filter_map(|side| {
+                        let miss = serve(&side.core, &needs).missing.into_iter().next()?;
+                        Some(ImageMiss {
+                            image: side.image.clone(),
+                            core: side.core.label(),
+                            why: miss.reason(),
+                        })
+                    })
+                    .collect();
+                (format!("native {path}"), need.usage.label(), misses)
+            }
+            Target::Sibling { module } if u.required() => {
+                let misses = images
+                    .iter()
+                    .filter(|side| !side.modules.contains_key(module))
+                    .map(|side| ImageMiss {
+                        image: side.image.clone(),
+                        core: side.core.label(),
+                        why: format!("none ({})", side.provided_by),
+                    })
+                    .collect();
+                (
+                    format!("sibling {module}"),
+                    "module-level import".to_owned(),
+                    misses,
+                )
+            }
+            _ => continue,
+        };
+        if misses.is_empty() {
+            continue;
+        }
+        out.push(SiteFinding {
+            line: u.pos.0,
+            col: u.pos.1,
+            subject,
+            usage,
+            images: misses,
+        });
+    }
+    out.sort_by_key(|f| (f.line, f.col));
+    out.dedup();
+    out
+}
