@@ -182,7 +182,8 @@ mod tests {
     #[test]
     fn a_name_python_could_not_write_is_found_where_it_is() {
         let method = || Member::Method { overloads: vec![] };
-        let cases: Vec<(Box<dyn Fn(&mut CoreSurface)>, &str)> = vec![
+        type Doctor = Box<dyn Fn(&mut CoreSurface)>;
+        let cases: Vec<(Doctor, &str)> = vec![
             (
                 Box::new(|s| {
                     let store = s.classes.get_mut("MooncakeDistributedStore").unwrap();
