@@ -181,13 +181,13 @@ mod tests {
 
     #[test]
     fn a_name_python_could_not_write_is_found_where_it_is() {
-        let method = || Member::Method { overloads: vec![] };
-        type Doctor = Box<dyn Fn(&mut CoreSurface)>;
+        type Doctor<'a> = Box<dyn Fn(&mut CoreSurface) + 'a>;
         let cases: Vec<(Doctor, &str)> = vec![
             (
                 Box::new(|s| {
                     let store = s.classes.get_mut("MooncakeDistributedStore").unwrap();
-                    store.members.insert("put\x1b[31m".into(), method());
+                    let method = Member::Method { overloads: vec![] };
+                    store.members.insert("put\x1b[31m".into(), method);
                 }),
                 "mooncake.store: class MooncakeDistributedStore: member 'put\\x1b[31m'",
             ),
