@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn a_name_python_could_not_write_is_found_where_it_is() {
-        type Doctor<'a> = Box<dyn Fn(&mut CoreSurface) + 'a>;
+        type Doctor = Box<dyn Fn(&mut CoreSurface)>;
         let cases: Vec<(Doctor, &str)> = vec![
             (
                 Box::new(|s| {
