@@ -206,6 +206,10 @@ pub fn json(report: &Report) -> String {
 }
 
 #[cfg(test)]
+#[path = "render_tests.rs"]
+mod hostile;
+
+#[cfg(test)]
 mod tests {
     use super::summary;
 
