@@ -234,6 +234,26 @@ mod tests {
         assert_eq!(back, names);
     }
 
+    proptest::proptest! {
+        /// Whatever a name holds: text is one line of printing characters, escaped once;
+        /// Markdown is one code span with every `|` escaped (one table cell); a workflow
+        /// command's data stays on its line and a property holds no `:` or `,`.
+        #[test]
+        fn no_name_escapes_its_output(name in "(.|[\\x00-\\x1f\\x7f-\\u{9f}\\u{200b}-\\u{202e}|`])*") {
+            let shown = text(&name);
+            proptest::prop_assert!(shown.chars().all(prints));
+            proptest::prop_assert_eq!(text(&shown), shown.clone());
+            let md = markdown(&name);
+            proptest::prop_assert!(md.chars().all(prints));
+            let unescaped_pipes = md.match_indices('|').filter(|(i, _)| !md[..*i].ends_with('\\'));
+            proptest::prop_assert_eq!(unescaped_pipes.count(), 0);
+            let data = github_data(&name);
+            proptest::prop_assert!(data.chars().all(prints));
+            let property = github_property(&name);
+            proptest::prop_assert!(!property.contains([':', ',']) && property.chars().all(prints));
+        }
+    }
+
     #[test]
     fn github_data_and_property_encode_what_the_runner_decodes() {
         assert_eq!(
