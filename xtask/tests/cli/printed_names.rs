@@ -480,3 +480,32 @@ fn matrix_keeps_its_table_when_a_recorded_overload_holds_markup() {
         assert_eq!(page.count(tag), 0, "<{tag}> in {}", page.html);
     }
 }
+
+#[test]
+fn an_adopt_refusal_naming_a_hostile_release_is_one_line() {
+    let online = crate::watch::online();
+    let sandbox = Sandbox::new();
+    let args = [
+        "--index-url",
+        online.url.as_str(),
+        "--offline",
+        "--image",
+        "cuda",
+        "--strategy",
+        "pin",
+        "--version",
+        "9.9\x1b[31m\n# heading\u{202e}",
+    ];
+    let run = crate::watch::command("adopt", &sandbox, online.cache.path(), &args);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "adopt: refused: image `cuda` -> pin: watch found no release \
+         mooncake-transfer-engine-cuda13 9.9\\x1b[31m\\n# heading\\u{202e} on the index; nothing \
+         written\n"
+    );
+    assert_eq!(
+        sandbox.read("api.toml"),
+        std::fs::read_to_string(repo_root().join("api.toml")).unwrap()
+    );
+}
