@@ -47,6 +47,11 @@ install_debian_libs() {
     if ! command -v curl >/dev/null; then
         pkgs+=(curl ca-certificates)
     fi
+    # GitHub's own Markdown renderer: the tests render `--markdown` output with it to check
+    # that no name from a wheel or a record adds a row, a heading, a link or an image.
+    if ! command -v cmark-gfm >/dev/null; then
+        pkgs+=(cmark-gfm)
+    fi
     if [[ ${#pkgs[@]} -eq 0 ]]; then
         return
     fi

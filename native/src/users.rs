@@ -3,6 +3,8 @@
 //! `consumers/<package>-<version>.json` so `verify` checks a pin offline
 //! ([`super::users_check`]).
 
+use mooncake_sos_contract::escape::{self, text};
+use mooncake_sos_contract::model::values::is_python_name;
 use mooncake_sos_contract::signature::CallShape;
 use mooncake_sos_pysource::source::{LoadError, ModuleSource, sha256_hex};
 use mooncake_sos_pysource::surface::{self, Access, ProgramFile, SurfaceConfig, Target};
@@ -92,7 +94,8 @@ pub fn path(root: &Path, package: &str, version: &str) -> PathBuf {
 
 impl UserRecord {
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut text = escape::json(&text).into_owned();
         text.push('\n');
         text
     }
@@ -179,7 +182,7 @@ pub fn derive(
     // and any the flow reaches from one (a subclass of its store class in another file).
     let mut parsed = Vec::new();
     for (file, data, seed) in &sources {
-        let source = ModuleSource::from_bytes(format!("{display}!{file}"), data.clone())?;
+        let source = ModuleSource::from_bytes(format!("{display}!{}", text(file)), data.clone())?;
         let dotted = file.trim_end_matches(".py").replace('/', ".");
         parsed.push((file, source, dotted, *seed));
     }
@@ -248,7 +251,7 @@ pub fn derive(
             });
         }
     }
-    Ok(UserRecord {
+    let record = UserRecord {
         format: FORMAT,
         package: name.unwrap_or_default().to_lowercase().replace('_', "-"),
         version: version.unwrap_or_default(),
@@ -256,7 +259,69 @@ pub fn derive(
         torch,
         files: sources.iter().filter(|s| s.2).count(),
         uses: uses.into_iter().collect(),
-    })
+    };
+    match misnamed(&display, &record) {
+        Some(e) => Err(e),
+        None => Ok(record),
+    }
+}
+
+/// The first thing in `record` no real user's code could name, at its place in the wheel: a
+/// module or member that is not a dotted Python name, a keyword not a Python name, a file,
+/// guard or torch requirement with a character that does not print. A hostile wheel can
+/// (`getattr(store, "put\x1b[31m")`); its record is refused rather than written.
+fn misnamed(wheel: &str, record: &UserRecord) -> Option<LoadError> {
+    let dotted = |s: &str| s.split('.').all(is_python_name);
+    let prints = |s: &str| s.chars().all(escape::prints);
+    let refuse = |at: String, what: &str, name: &str| {
+        Some(LoadError::new(
+            at,
+            format!(
+                "{what} '{}' is not a Python identifier (ASCII letters, digits and `_`, not \
+                 starting with a digit)",
+                text(name)
+            ),
+        ))
+    };
+    if let Some(torch) = record.torch.as_deref().filter(|t| !prints(t)) {
+        return Some(LoadError::new(
+            format!("{wheel}: METADATA"),
+            format!(
+                "its torch requirement '{}' holds a character that does not print",
+                text(torch)
+            ),
+        ));
+    }
+    for u in &record.uses {
+        let at = format!("{wheel}!{}:{}", text(&u.file), u.line);
+        if !prints(&u.file) {
+            return Some(LoadError::new(
+                at,
+                "the file's name holds a character that does not print",
+            ));
+        }
+        if !dotted(&u.module) {
+            return refuse(at, "the module", &u.module);
+        }
+        if !u.member.is_empty() && !dotted(&u.member) {
+            return refuse(at, &format!("{}'s member", u.module), &u.member);
+        }
+        if let UseAccess::Call { keywords, .. } = &u.access
+            && let Some(k) = keywords.iter().find(|k| !is_python_name(k))
+        {
+            return refuse(at, "the keyword", k);
+        }
+        if let Some(guard) = u.guard.as_deref().filter(|g| !prints(g)) {
+            return Some(LoadError::new(
+                at,
+                format!(
+                    "its guard '{}' holds a character that does not print",
+                    text(guard)
+                ),
+            ));
+        }
+    }
+    None
 }
 
 fn memchr(haystack: &[u8], needle: &[u8]) -> bool {

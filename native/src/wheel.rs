@@ -154,14 +154,26 @@ fn name_and_version(metadata: &str) -> Result<(String, String), String> {
         }
     }
     let version = header("Version")?.to_owned();
+    if !is_plain_release(&package, &version) {
+        return Err(format!("unexpected Name {raw:?} or Version {version:?}"));
+    }
+    Ok((package, version))
+}
+
+/// A normalised distribution name (`[a-z0-9-]`, no `-` at either end) and a version of
+/// `[A-Za-z0-9._+!-]`: what a record's file name and every table may hold of a release.
+pub fn is_plain_release(package: &str, version: &str) -> bool {
+    let package_ok = !package.is_empty()
+        && !package.starts_with('-')
+        && !package.ends_with('-')
+        && package
+            .chars()
+            .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'));
     let version_ok = !version.is_empty()
         && version
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._+!-".contains(c));
-    if package.is_empty() || package.starts_with('-') || package.ends_with('-') || !version_ok {
-        return Err(format!("unexpected Name {raw:?} or Version {version:?}"));
-    }
-    Ok((package, version))
+    package_ok && version_ok
 }
 
 /// `(module to import, file)`: `a/b.so` or `a/b.<abi>.so` for `a.b`; else, when `a/b/` is a

@@ -5,6 +5,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::FetchArgs;
+use mooncake_sos_contract::escape::text;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_contract::model::values::is_hex;
 use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
@@ -51,7 +52,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     if !checked.ok() {
         println!(
             "bump: refused: {} does not carry the API api.toml declares; nothing written",
-            source.display
+            text(&source.display)
         );
         return Ok(Outcome::Failed);
     }

@@ -3,6 +3,7 @@
 
 use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
+use mooncake_sos_contract::escape::{self, lines, text};
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_native::CoreSurface;
 use mooncake_sos_native::images::{self, ImageFinding};
@@ -55,9 +56,9 @@ impl Checked {
 
     pub fn print(&self) {
         for line in &self.lines {
-            println!("{line}");
+            println!("{}", text(line));
         }
-        println!("{}", self.summary);
+        println!("{}", text(&self.summary));
     }
 }
 
@@ -80,7 +81,7 @@ pub fn check(
     }
     lines.extend(surface.failure_lines());
     for line in surface.warning_lines() {
-        eprintln!("{line}");
+        eprintln!("{}", text(&line));
     }
     let findings = images::check(&sides, &surface.file, &surface.uses);
     lines.extend(findings.iter().map(ImageFinding::line));
@@ -88,7 +89,7 @@ pub fn check(
     let users = mooncake_sos_native::users_check::pin_users(api, manifest.root())?;
     for pin in &users {
         for line in &pin.verdict.warnings {
-            eprintln!("warning: {line}");
+            eprintln!("warning: {}", text(line));
         }
         lines.extend(pin.verdict.failures.iter().cloned());
     }
@@ -256,7 +257,7 @@ pub fn print_json_report(
     let mut value = serde_json::to_value(report).map_err(json)?;
     value["images"] = serde_json::to_value(findings).map_err(json)?;
     value["ok"] = ok.into();
-    println!("{value:#}");
+    println!("{}", escape::json(&format!("{value:#}")));
     Ok(())
 }
 
@@ -339,7 +340,10 @@ impl WatchArgs {
         }
         let pinned = self
             .pinned(manifest)
-            .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
+            .inspect_err(|why| {
+                let why = why.to_string();
+                eprintln!("watch: the pinned module: {}", lines(&why));
+            })
             .ok();
         let smoker = watch::smoke::Smoker {
             python: self.reading.interpreter(),

@@ -3,6 +3,7 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
+use mooncake_sos_contract::escape::text;
 use mooncake_sos_native::images::{self, ImageFinding};
 use mooncake_sos_pysource::consumer;
 use std::path::PathBuf;
@@ -25,19 +26,22 @@ pub fn run(manifest: &Manifest, files: &[PathBuf], json: bool) -> Result {
     } else {
         let native_module = &api.upstream.native_module;
         for line in report.use_lines(native_module) {
-            println!("{line}");
+            println!("{}", text(&line));
         }
         for line in report.failure_lines() {
-            println!("{line}");
+            println!("{}", text(&line));
         }
         for line in findings.iter().map(ImageFinding::line) {
-            println!("{line}");
+            println!("{}", text(&line));
         }
         for item in &report.unused {
-            eprintln!("api.toml: warning: {item}: declared, no consumer uses it");
+            eprintln!(
+                "api.toml: warning: {}: declared, no consumer uses it",
+                text(item)
+            );
         }
         for note in &report.notes {
-            eprintln!("verify --consumer: warning: {note}");
+            eprintln!("verify --consumer: warning: {}", text(note));
         }
         let uses: usize = report
             .files

@@ -57,7 +57,7 @@ added:
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(
         run.stdout,
-        "### mooncake-transfer-engine-cuda13 0.3.11.post1 → mooncake-transfer-engine-cuda13 0.3.11.post2
+        "### `mooncake-transfer-engine-cuda13 0.3.11.post1` → `mooncake-transfer-engine-cuda13 0.3.11.post2`
 
 4 breaking, 1 added, 0 compatible
 
@@ -65,17 +65,17 @@ added:
 
 | What | Change |
 |---|---|
-| `mooncake.store.MooncakeDistributedStore.batch_is_exist` | method removed |
-| `mooncake.store.MooncakeDistributedStore.register_buffer` | overload `(buffer_ptr: int, size: int)` \
-         no longer accepted: `size` removed |
-| `mooncake.store.ReplicateConfig.replica_num` | property made read-only |
-| `torch 2.9.1` | torch build dropped (mooncake.ep_2_9_1) |
+| `mooncake.store.MooncakeDistributedStore.batch_is_exist` | `method removed` |
+| `mooncake.store.MooncakeDistributedStore.register_buffer` | ``overload `(buffer_ptr: int, size: int)` \
+         no longer accepted: `size` removed`` |
+| `mooncake.store.ReplicateConfig.replica_num` | `property made read-only` |
+| `torch 2.9.1` | `torch build dropped (mooncake.ep_2_9_1)` |
 
 **Added** (1)
 
 | What | Change |
 |---|---|
-| `mooncake.extra` | module (Python) |
+| `mooncake.extra` | `module (Python)` |
 "
     );
     let run = xtask(&["core", "--json", "--diff", OLD, &new], &[]);

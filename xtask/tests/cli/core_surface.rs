@@ -279,7 +279,7 @@ fn matrix_shows_each_release_module_over_cores_from_wheels_and_records() {
     run.assert_stdout_has("Drop condition: the first release carrying the whole API is mooncake-transfer-engine-non-cuda 0.3.12.post1.\n\nModules over native cores\n");
     // A row per release's module, from the uses its source makes. The 0.3.12 module probes
     // what 0.3.11 cores lack (the BufferPool's capsule, the tensor codec): it falls back.
-    let absent = "✗ `ReplicateConfig.group_ids` (write on instance): absent";
+    let absent = "✗ `ReplicateConfig.group_ids (write on instance): absent`";
     for want in [
         "| module \\ core | mooncake-transfer-engine-cuda13 0.3.11.post1 | mooncake-transfer-engine-cuda13 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.11.post1 | mooncake-transfer-engine-non-cuda 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.13.post1 |",
         "| api.toml [[native]] (pin 4dbe5a4c) | ✓ | ✓ | ✓ | ✓ | ✓ |",

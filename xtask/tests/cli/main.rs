@@ -23,6 +23,7 @@ mod manifest_lock;
 mod manifest_paths;
 mod matrix;
 mod out_of_the_box;
+mod printed_names;
 mod regen;
 mod users_record;
 mod verify;
