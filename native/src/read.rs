@@ -7,7 +7,9 @@ use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
 use mooncake_sos_contract::bounded::step::{Finished, StepError, bounded, tail};
+use mooncake_sos_contract::input;
 use mooncake_sos_contract::signature::OVERLOADS_PY;
+use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -93,14 +95,14 @@ impl Reader {
         native_module: &str,
     ) -> Result<(CoreSurface, Origin), LoadError> {
         let display = wheel.display().to_string();
-        let bytes = std::fs::read(wheel)
-            .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?;
-        let sha256 = sha256_hex(&bytes);
+        let sha256 = input::sha256_file(wheel, MAX_WHEEL_BYTES).map_err(|e| {
+            LoadError::new(e.location(&display), format!("cannot read the wheel: {e}"))
+        })?;
         let cached = self.cache_path(&sha256, native_module);
         if let Some(surface) = cached.as_deref().and_then(|p| load_cached(p, &sha256)) {
             return Ok((surface, Origin::Cache));
         }
-        let core = inspect(&display, bytes, sha256, native_module)?;
+        let core = inspect(&mut Archive::open(wheel)?, sha256, native_module)?;
         let surface = self.introspect(wheel, &core)?;
         if let Some(path) = cached {
             // A cache that cannot be written costs the next run time, not this one's result.

@@ -8,11 +8,11 @@
 
 use super::{links, listing};
 use mooncake_sos_contract::bounded::step::bounded;
-use mooncake_sos_pysource::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
+use mooncake_sos_contract::input;
+use mooncake_sos_pysource::archive::MAX_WHEEL_BYTES;
+use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::Release;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -441,20 +441,9 @@ fn only_wheel(dir: &Path, package: &str, version: &str) -> Option<String> {
         })
 }
 
-/// sha256 of a file, read in blocks (wheels are tens of MB), within the wheel bound.
-fn hash_file(path: &Path) -> std::io::Result<String> {
-    let file = std::fs::File::open(path)?;
-    let mut reader = file.take(MAX_WHEEL_BYTES + 1);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(mooncake_sos_contract::model::hex(&hasher.finalize()))
+/// sha256 of a wheel file, read in blocks, within the wheel bound.
+fn hash_file(path: &Path) -> Result<String, input::ReadError> {
+    input::sha256_file(path, MAX_WHEEL_BYTES)
 }
 
 /// A file's size, mtime (ns) and inode: any write or replacement changes it.

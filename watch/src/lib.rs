@@ -215,9 +215,10 @@ pub fn run(
         for user in &image.users {
             let path = mooncake_sos_native::users::path(root, &user.package, &user.version);
             if path.exists() {
-                // The record's text is part of the verdicts' key.
-                user_texts.push(std::fs::read_to_string(&path).unwrap_or_default());
-                users.push((image.id.clone(), mooncake_sos_native::users::load(&path)?));
+                let record = mooncake_sos_native::users::load(&path)?;
+                // The record as loaded is part of the verdicts' key.
+                user_texts.push(record.to_json());
+                users.push((image.id.clone(), record));
             }
         }
     }

@@ -8,6 +8,7 @@ use mooncake_sos_contract::bounded::step::{StepError, bounded, tail};
 use mooncake_sos_native::read::{installed, missing_library};
 use mooncake_sos_native::runtime::provides;
 use mooncake_sos_native::wheel::inspect;
+use mooncake_sos_pysource::archive::Archive;
 use mooncake_sos_pysource::source::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -225,10 +226,9 @@ impl Smoker {
         deadline: Instant,
     ) -> Result<Vec<PathBuf>, String> {
         let mut brought = Vec::new();
-        let core = std::fs::read(&wheel.path).ok().and_then(|bytes| {
-            let display = wheel.path.display().to_string();
-            inspect(&display, bytes, wheel.sha256.clone(), &self.native_module).ok()
-        });
+        let core = Archive::open(&wheel.path)
+            .and_then(|mut w| inspect(&mut w, wheel.sha256.clone(), &self.native_module))
+            .ok();
         // A wheel whose core cannot be found: the smoke says what happens.
         let Some(core) = core else {
             return Ok(brought);
