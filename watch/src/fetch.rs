@@ -1,8 +1,9 @@
 //! `--fetch`: the module at a commit from `<raw_base_url>/<repo>/<commit>/<path>`, checked
 //! against its sha256 and cached. Offline unless asked.
 
+use mooncake_sos_contract::input::{self, ReadError};
 use mooncake_sos_contract::model::Upstream;
-use mooncake_sos_pysource::source::{LoadError, ModuleSource, sha256_hex};
+use mooncake_sos_pysource::source::{LoadError, MAX_MODULE_BYTES, ModuleSource, sha256_hex};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -25,6 +26,32 @@ impl Fetch {
         )
     }
 
+    fn cached_path(&self, upstream: &Upstream, commit: &str) -> PathBuf {
+        self.cache_dir.join(commit).join(upstream.file_name())
+    }
+
+    /// The module at `commit` from the cache, when it is there with the sha256 `want`. A
+    /// FIFO or a device where it belongs is an error, never waited on.
+    pub fn cached(
+        &self,
+        upstream: &Upstream,
+        commit: &str,
+        want: &str,
+    ) -> Result<Option<ModuleSource>, LoadError> {
+        let cached = self.cached_path(upstream, commit);
+        let display = cached.display().to_string();
+        match input::read_bytes(&cached, MAX_MODULE_BYTES) {
+            Ok(bytes) if sha256_hex(&bytes) == want => {
+                ModuleSource::from_bytes(display, bytes).map(Some)
+            }
+            Err(e @ ReadError::NotAFile(_)) => Err(LoadError::new(
+                &display,
+                format!("cannot read the cached module: {e}"),
+            )),
+            _ => Ok(None),
+        }
+    }
+
     /// The module at `commit`; when `sha256` is given the file must have it (a cached copy
     /// is used only then: without a known hash there is nothing to trust it by).
     pub fn module(
@@ -34,12 +61,11 @@ impl Fetch {
         sha256: Option<&str>,
     ) -> Result<ModuleSource, LoadError> {
         let url = self.url(upstream, commit);
-        let cached = self.cache_dir.join(commit).join(upstream.file_name());
+        let cached = self.cached_path(upstream, commit);
         if let Some(want) = sha256
-            && let Ok(bytes) = std::fs::read(&cached)
-            && sha256_hex(&bytes) == want
+            && let Some(module) = self.cached(upstream, commit, want)?
         {
-            return ModuleSource::from_bytes(cached.display().to_string(), bytes);
+            return Ok(module);
         }
         let bytes = get(&url, Limits::default()).map_err(|e| LoadError::new(&url, e))?;
         let found = sha256_hex(&bytes);

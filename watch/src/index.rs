@@ -8,7 +8,7 @@
 
 use super::{links, listing};
 use mooncake_sos_contract::bounded::step::bounded;
-use mooncake_sos_contract::input;
+use mooncake_sos_contract::{input, kept};
 use mooncake_sos_pysource::archive::MAX_WHEEL_BYTES;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::Release;
@@ -54,6 +54,11 @@ pub struct Wheel {
     pub downloaded: bool,
 }
 
+/// Bumped when what the cache keeps of an index's answers changes.
+const FORMAT: &str = "watch-index-2";
+/// The largest answer kept (an index page; real ones are under 100 KB).
+const MAX_ANSWER_BYTES: u64 = 16 << 20;
+
 #[derive(Serialize, Deserialize)]
 struct Versions {
     versions: Vec<String>,
@@ -71,8 +76,9 @@ impl Index {
     /// The releases of `package` the index lists for this interpreter, in version order.
     pub fn versions(&self, package: &str) -> Result<Vec<String>, LoadError> {
         let record = self.index_dir().join(format!("{package}.versions.json"));
+        let key = self.answer_key(&["versions", package]);
         if self.offline {
-            let text = std::fs::read_to_string(&record).map_err(|_| {
+            let text = self.kept_answer(&record, &key)?.ok_or_else(|| {
                 LoadError::new(
                     package,
                     "--offline: the cache has no listing of this package; run watch online once",
@@ -102,7 +108,7 @@ impl Index {
             versions: versions.clone(),
         })
         .unwrap_or_default();
-        store(&record, json.as_bytes(), package)?;
+        store(&record, &key, json.as_bytes(), package)?;
         Ok(versions)
     }
 
@@ -126,9 +132,9 @@ impl Index {
             .index_dir()
             .join(package)
             .join(format!("{version}.json"));
-        if let Some(mut wheel) = self.cached(&record) {
+        let key = self.answer_key(&["wheel", package, version]);
+        if let Some(mut wheel) = self.cached(&record, &key)? {
             touch(&wheel.path);
-            self.mark_verified(&wheel);
             wheel.downloaded = false;
             return Ok(wheel);
         }
@@ -186,8 +192,7 @@ impl Index {
             .zip(page_url.as_deref())
             .and_then(|(page, url)| links::file_url(page, url, &wheel.file));
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
-        store(&record, json.as_bytes(), &label)?;
-        self.mark_verified(&wheel);
+        store(&record, &key, json.as_bytes(), &label)?;
         Ok(Wheel {
             downloaded: true,
             ..wheel
@@ -203,10 +208,11 @@ impl Index {
         version: &str,
     ) -> Result<Vec<(String, String)>, LoadError> {
         let record = self.index_dir().join(format!("{package}.page.html"));
+        let key = self.answer_key(&["page", package]);
         let base = self.url.as_deref().unwrap_or("https://pypi.org/simple/");
         let url = format!("{}/{package}/", base.trim_end_matches('/'));
         let page = if self.offline {
-            std::fs::read_to_string(&record).map_err(|_| {
+            self.kept_answer(&record, &key)?.ok_or_else(|| {
                 LoadError::new(
                     package,
                     "--offline: the cache has no index page of this package; run adopt online once",
@@ -218,7 +224,7 @@ impl Index {
                 timeout: self.timeout,
             };
             let bytes = crate::fetch::get(&url, limits).map_err(|e| LoadError::new(&url, e))?;
-            store(&record, &bytes, package)?;
+            store(&record, &key, &bytes, package)?;
             String::from_utf8_lossy(&bytes).into_owned()
         };
         let mut files: Vec<(String, String)> = page
@@ -298,32 +304,44 @@ impl Index {
         removed
     }
 
-    fn cached(&self, record: &Path) -> Option<Wheel> {
-        let mut wheel: Wheel = serde_json::from_str(&std::fs::read_to_string(record).ok()?).ok()?;
+    /// The cached wheel its record names, when the blob's bytes still have the record's
+    /// sha256: trusted only by its hash, taken again on every use (a file altered in place
+    /// keeps its size, mtime and inode, not its hash); a damaged or replaced one is
+    /// downloaded again.
+    fn cached(&self, record: &Path, key: &str) -> Result<Option<Wheel>, LoadError> {
+        let Some(text) = self.kept_answer(record, key)? else {
+            return Ok(None);
+        };
+        let Ok(mut wheel) = serde_json::from_str::<Wheel>(&text) else {
+            return Ok(None);
+        };
         wheel.path = self.blob(&wheel.sha256, &wheel.file);
-        // Trusted only by its hash: a damaged or replaced file is downloaded again. The hash
-        // is taken again only when the file changed since it last matched.
-        let verified = std::fs::read_to_string(self.verified_path(&wheel.sha256)).ok();
-        if verified.is_some() && verified == stamp(&wheel.path) {
-            return Some(wheel);
+        match hash_file(&wheel.path) {
+            Ok(sha256) => Ok((sha256 == wheel.sha256).then_some(wheel)),
+            Err(e @ input::ReadError::NotAFile(_)) => {
+                let display = wheel.path.display().to_string();
+                Err(LoadError::new(
+                    &display,
+                    format!("cannot read the cached wheel: {e}"),
+                ))
+            }
+            Err(_) => Ok(None),
         }
-        (hash_file(&wheel.path).ok()? == wheel.sha256).then_some(wheel)
     }
 
-    /// `verified/<sha256>`: the blob's size, mtime and inode when its hash last matched.
-    fn verified_path(&self, sha256: &str) -> PathBuf {
-        self.cache_dir.join("verified").join(sha256)
+    /// The key of what the index answered for `what` (`["wheel", package, version]`): the
+    /// index's URL and the question.
+    fn answer_key(&self, what: &[&str]) -> String {
+        let url = self.url.as_deref().unwrap_or("pip's configured index");
+        sha256_hex(format!("{FORMAT}\0{url}\0{}", what.join("\0")).as_bytes())
     }
 
-    /// Records that the blob, as it is now, has its sha256 (just hashed, or trusted and then
-    /// only touched by this process).
-    fn mark_verified(&self, wheel: &Wheel) {
-        if let Some(stamp) = stamp(&wheel.path) {
-            let _ = mooncake_sos_contract::atomic::write_atomic(
-                &self.verified_path(&wheel.sha256),
-                stamp.as_bytes(),
-            );
-        }
+    /// An answer this tool kept at `path` for `key`, as it wrote it.
+    fn kept_answer(&self, path: &Path, key: &str) -> Result<Option<String>, LoadError> {
+        kept::read_text(path, key, MAX_ANSWER_BYTES).map_err(|e| {
+            let display = path.display().to_string();
+            LoadError::new(e.location(&display), format!("cannot read the cache: {e}"))
+        })
     }
 
     /// `blobs/<sha256>/<file name>`: keyed by hash, under the name pip needs to install it.
@@ -446,20 +464,6 @@ fn hash_file(path: &Path) -> Result<String, input::ReadError> {
     input::sha256_file(path, MAX_WHEEL_BYTES)
 }
 
-/// A file's size, mtime (ns) and inode: any write or replacement changes it.
-fn stamp(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(format!(
-        "{} {}.{:09} {} {}",
-        m.len(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ino(),
-        m.dev()
-    ))
-}
-
 /// Marks a cached wheel as just used (the trim removes the least recently used first).
 fn touch(path: &Path) {
     if let Ok(f) = std::fs::File::options().append(true).open(path) {
@@ -467,8 +471,8 @@ fn touch(path: &Path) {
     }
 }
 
-fn store(path: &Path, bytes: &[u8], label: &str) -> Result<(), LoadError> {
-    mooncake_sos_contract::atomic::write_atomic(path, bytes).map_err(|e| {
+fn store(path: &Path, key: &str, bytes: &[u8], label: &str) -> Result<(), LoadError> {
+    kept::write(path, key, bytes).map_err(|e| {
         LoadError::new(
             label,
             format!("cannot write the cache ({}): {e}", path.display()),

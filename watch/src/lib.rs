@@ -62,6 +62,9 @@ pub struct Timings {
     pub downloads: usize,
     pub downloaded_bytes: u64,
     pub checks: Duration,
+    /// Releases whose verdict an earlier run kept (the rest were checked).
+    pub kept: usize,
+    pub checked: usize,
     pub total: Duration,
 }
 
@@ -224,31 +227,33 @@ pub fn run(
     }
     let verdicts = verdicts::Verdicts::new(
         Some(options.index.cache_dir.join("verdicts")),
-        &[
-            manifest_text,
-            &baseline,
-            baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
-            &sides_identity(&sides),
-            &user_texts.join("\0"),
-            &options.reader.identity(),
-            &options
+        &verdicts::Inputs {
+            manifest: manifest_text,
+            baseline: &baseline,
+            baseline_sha256: baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
+            sides: &sides_identity(&sides),
+            users: &user_texts.join("\0"),
+            reader: &options.reader.identity(),
+            smoke: &options
                 .smoker
                 .map_or_else(|| "no smoke".to_owned(), |s| s.identity()),
-        ],
+            tool: &verdicts::tool_identity(),
+        },
     );
     // 3. every release: an earlier verdict on the same inputs, else checked (in parallel:
     // each is a parse, a core read, a smoke, independent of the others).
     let found: Vec<Option<ReleaseReport>> = all
         .iter()
         .map(|w| {
-            let kept = verdicts.get(w);
+            let kept = verdicts.get(w)?;
             if kept.is_some() {
                 progress.start(&format!("{} {}: checking", w.package, w.version));
                 progress.done();
             }
-            kept
+            Ok(kept)
         })
-        .collect();
+        .collect::<Result<_, LoadError>>()?;
+    timings.kept = found.iter().flatten().count();
     let missing: Vec<&Wheel> = all
         .iter()
         .zip(&found)
@@ -278,6 +283,7 @@ pub fn run(
             .collect::<Vec<_>>()
             .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
+        timings.checked = checked.len();
         for (w, report) in missing.iter().zip(&checked) {
             verdicts.put(w, report);
         }

@@ -10,7 +10,7 @@ use mooncake_sos_native::isolate::Isolation;
 use mooncake_sos_native::read::Reader;
 use mooncake_sos_native::record;
 use mooncake_sos_native::runtime::Runtimes;
-use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
+use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_watch as watch;
 use mooncake_sos_watch::fetch::Fetch;
 use std::path::PathBuf;
@@ -338,7 +338,7 @@ impl WatchArgs {
             runtimes.offline = self.index.offline;
         }
         let pinned = self
-            .pinned(manifest)
+            .pinned(manifest)?
             .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
             .ok();
         let smoker = watch::smoke::Smoker {
@@ -374,25 +374,27 @@ impl WatchArgs {
     }
 
     /// The pinned module: from `--fetch`'s cache (sha256-checked), else downloaded unless
-    /// offline.
-    fn pinned(&self, manifest: &Manifest) -> Result<ModuleSource, String> {
+    /// offline; why it could not be had is not an error (the baseline falls back), a cache
+    /// entry that is not a file is.
+    fn pinned(
+        &self,
+        manifest: &Manifest,
+    ) -> crate::exit::Result<std::result::Result<ModuleSource, String>> {
         let up = &manifest.api.upstream;
         let fetch = self.fetch.fetcher(manifest);
-        let cached = fetch.cache_dir.join(&up.commit).join(up.file_name());
-        if let Ok(bytes) = std::fs::read(&cached)
-            && sha256_hex(&bytes) == up.sha256
-        {
-            return ModuleSource::from_bytes(up.path.clone(), bytes).map_err(|e| e.to_string());
+        let named = |mut s: ModuleSource| {
+            s.display = up.path.clone();
+            s
+        };
+        if let Some(module) = fetch.cached(up, &up.commit, &up.sha256)? {
+            return Ok(Ok(named(module)));
         }
         if self.index.offline {
-            return Err("not in the cache".into());
+            return Ok(Err("not in the cache".into()));
         }
-        fetch
+        Ok(fetch
             .module(up, &up.commit, Some(&up.sha256))
-            .map(|mut s| {
-                s.display = up.path.clone();
-                s
-            })
-            .map_err(|e| e.message)
+            .map(named)
+            .map_err(|e| e.message))
     }
 }
