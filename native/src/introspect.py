@@ -1,8 +1,9 @@
 """Prints the surface of a native module (a pybind11 core such as mooncake.store) as JSON.
 
-Usage: python3 -I introspect.py MODULE [EXTENSIONS [PYTHON_MODULES]]
+Usage: python3 -I introspect.py MODULE [MODULES_FILE]
 
-EXTENSIONS and PYTHON_MODULES are comma-separated dotted names of the wheel's other modules:
+MODULES_FILE holds two lines, EXTENSIONS and PYTHON_MODULES, each the comma-separated dotted
+names of the wheel's other modules (a file: thousands of names overflow an argument):
 each extension is read like MODULE in a forked child (one that does not import, such as a
 torch-specific build without torch, is recorded with its error); each pure-Python module's
 public names are read from its source with `ast`, never imported.
@@ -284,8 +285,12 @@ def python_module(package_dir, top, name):
 
 def main():
     name = sys.argv[1]
-    extensions = [e for e in (sys.argv[2] if len(sys.argv) > 2 else "").split(",") if e]
-    python = [p for p in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if p]
+    lines = ["", ""]
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], encoding="utf-8") as f:
+            lines = (f.read().split("\n") + lines)[:2]
+    extensions = [e for e in lines[0].split(",") if e]
+    python = [p for p in lines[1].split(",") if p]
     # Only the surface goes to stdout: whatever the core itself prints (at import, in a
     # constructor, in a forked child) is sent to stderr instead.
     out = os.fdopen(os.dup(1), "w")

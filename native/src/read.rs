@@ -163,8 +163,14 @@ impl Reader {
         self.step(install, "installing the wheel", deadline, core)?;
 
         let script = work.path().join("introspect.py");
-        std::fs::write(&script, introspect_script())
-            .map_err(|e| fail(format!("cannot write {}: {e}", script.display())))?;
+        let modules = work.path().join("modules.txt");
+        for (path, text) in [
+            (&script, introspect_script().to_owned()),
+            (&modules, other_modules(core).join("\n")),
+        ] {
+            std::fs::write(path, text)
+                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        }
         // A library the core needs and the reader can bring: brought, and the import tried
         // again (a runtime first, then the driver stub it needs in turn).
         let mut brought: Vec<PathBuf> = Vec::new();
@@ -173,7 +179,7 @@ impl Reader {
             run.arg("-I")
                 .arg(&script)
                 .arg(&core.module)
-                .args(other_modules(core))
+                .arg(&modules)
                 .current_dir(work.path())
                 .env("LD_LIBRARY_PATH", self.library_path(&brought));
             let run = self.isolation.command(&run, work.path()).map_err(fail)?;
@@ -309,8 +315,8 @@ impl Default for Reader {
     }
 }
 
-/// introspect.py's 2nd and 3rd arguments: the package's other extension modules, and its
-/// pure-Python modules, each comma-separated.
+/// introspect.py's modules file: the package's other extension modules, and its pure-Python
+/// modules, each comma-separated (on argv, thousands overflow an argument).
 fn other_modules(core: &WheelCore) -> [String; 2] {
     let of = |kinds: &[ModuleKind]| {
         core.modules

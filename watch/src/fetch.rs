@@ -67,7 +67,9 @@ impl Fetch {
         {
             return Ok(module);
         }
-        let bytes = get(&url, Limits::default()).map_err(|e| LoadError::new(&url, e))?;
+        let bytes = get(&url, Limits::default())
+            .map_err(|e| LoadError::new(&url, e))?
+            .body;
         let found = sha256_hex(&bytes);
         if let Some(want) = sha256
             && found != want
@@ -110,15 +112,24 @@ impl Default for Limits {
 }
 
 /// GET through python3's urllib: python3 is already a dependency of the tool (`verify
-/// --python`, the images), and urllib gives http and https (redirects, chunked bodies, TLS)
-/// with no HTTP or TLS crate linked in.
+/// --python`, the images), and urllib gives http and https (chunked bodies, TLS) with no HTTP
+/// or TLS crate linked in. Redirects are followed only within the URL's own scheme, host and
+/// port ([`crate::links::ORIGIN_PY`]); the URL finally read is printed after the body's end,
+/// on stderr.
 const URLLIB_GET: &str = r#"
-import sys, urllib.error, urllib.request
+import json, sys, urllib.error, urllib.parse, urllib.request
 url, limit, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+class Guard(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if origin(newurl) != origin(url):
+            sys.stderr.write("\n@refused " + json.dumps([req.full_url, code, msg, newurl]) + "\n")
+            sys.exit(4)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 request = urllib.request.Request(url, headers={"User-Agent": "mooncake-sos-xtask", "Accept-Encoding": "identity"})
 try:
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    with urllib.request.build_opener(Guard).open(request, timeout=timeout) as response:
         body = response.read(limit + 1)
+        final = response.geturl()
 except urllib.error.HTTPError as e:
     version = getattr(e.fp, "version", 11)
     sys.stderr.write(f"server answered `HTTP/{version // 10}.{version % 10} {e.code} {e.reason}`")
@@ -130,17 +141,29 @@ if len(body) > limit:
     sys.stderr.write(f"the response is larger than {limit} bytes")
     sys.exit(3)
 sys.stdout.buffer.write(body)
+sys.stderr.write("\n@final " + final + "\n")
 "#;
 
+/// A 200 response's body, and the URL it came from (after redirects within the origin).
+#[derive(Debug)]
+pub struct Response {
+    pub body: Vec<u8>,
+    pub url: String,
+}
+
 /// The body of a 200 response to GET `url`, within `limits`.
-pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
+pub fn get(url: &str, limits: Limits) -> Result<Response, String> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err("the URL must start with http:// or https://".into());
     }
     let mut cmd = Command::new("python3");
-    cmd.args(["-c", URLLIB_GET, url])
-        .arg(limits.max_bytes.to_string())
-        .arg(limits.timeout.as_secs_f64().to_string());
+    cmd.args([
+        "-c",
+        &format!("{}{URLLIB_GET}", crate::links::ORIGIN_PY),
+        url,
+    ])
+    .arg(limits.max_bytes.to_string())
+    .arg(limits.timeout.as_secs_f64().to_string());
     // urllib's timeout is per socket operation; this bounds the whole download.
     let bound = mooncake_sos_contract::bounded::Limits {
         max_capture: limits.max_bytes + 1,
@@ -157,6 +180,16 @@ pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
     })?;
     let (status, body) = (done.status, done.stdout);
     let message = String::from_utf8_lossy(&done.stderr).into_owned();
+    let marked = |mark: &str| {
+        message
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(mark))
+            .map(str::to_owned)
+    };
+    if let Some(refused) = marked("@refused ") {
+        return Err(crate::links::refused_redirect(&refused));
+    }
     if !status.success() {
         return Err(if message.is_empty() {
             format!("python3 failed ({status})")
@@ -170,7 +203,8 @@ pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
             limits.max_bytes
         ));
     }
-    Ok(body)
+    let url = marked("@final ").unwrap_or_else(|| url.to_owned());
+    Ok(Response { body, url })
 }
 
 #[cfg(test)]
@@ -212,12 +246,14 @@ mod tests {
     fn reads_length_and_chunked_bodies_and_names_the_status() {
         let limits = Limits::default();
         assert_eq!(
-            get(&serve_once(Some(ok(b"hello"))), limits).unwrap(),
+            get(&serve_once(Some(ok(b"hello"))), limits).unwrap().body,
             b"hello"
         );
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n";
         assert_eq!(
-            get(&serve_once(Some(chunked.to_vec())), limits).unwrap(),
+            get(&serve_once(Some(chunked.to_vec())), limits)
+                .unwrap()
+                .body,
             b"hello"
         );
         let missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec();

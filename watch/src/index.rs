@@ -13,6 +13,7 @@ use mooncake_sos_pysource::archive::MAX_WHEEL_BYTES;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::Release;
 use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -97,7 +98,7 @@ impl Index {
         };
         let page = crate::fetch::get(&url, limits)
             .map_err(|e| LoadError::new(package, format!("listing its releases: {url}: {e}")))?;
-        let versions = listing::versions(&String::from_utf8_lossy(&page), package, &python);
+        let versions = listing::versions(&String::from_utf8_lossy(&page.body), package, &python);
         if versions.is_empty() {
             return Err(LoadError::new(
                 package,
@@ -149,8 +150,8 @@ impl Index {
             .url
             .as_deref()
             .map(|base| links::page_url(base, package));
-        if let (Some(page), Some(url)) = (&listed, &page_url)
-            && !links::lists_wheel(page, package, version)
+        if let (Some(listed), Some(url)) = (&listed, &page_url)
+            && !links::lists_wheel(&listed.page, package, version)
         {
             return Err(LoadError::new(
                 &label,
@@ -165,17 +166,20 @@ impl Index {
             .join(format!("{package}-{version}"));
         std::fs::create_dir_all(&partial)
             .map_err(|e| LoadError::new(partial.display().to_string(), e.to_string()))?;
-        let mut cmd = self.pip();
-        cmd.args(["download", "--no-deps", "--only-binary=:all:", "--dest"])
-            .arg(&partial)
-            .arg(format!("{package}=={version}"));
-        self.index_args(&mut cmd);
-        self.run(cmd, &label, "downloading its wheel")?;
+        let args = [
+            "download".into(),
+            "--no-deps".into(),
+            "--only-binary=:all:".into(),
+            "--dest".into(),
+            partial.clone().into_os_string(),
+            format!("{package}=={version}").into(),
+        ];
+        let redirects = self.pip(&args, &label, "downloading its wheel")?;
         let mut wheel = self.settle(&partial, package, version)?;
         // What pip fetched is the file the checked page lists (when it gives a hash).
         if let Some(want) = listed
-            .as_deref()
-            .and_then(|page| links::listed_sha256(page, &wheel.file))
+            .as_ref()
+            .and_then(|l| links::listed_sha256(&l.page, &wheel.file))
             && want != wheel.sha256
         {
             let _ = std::fs::remove_dir_all(wheel.path.parent().unwrap_or(&wheel.path));
@@ -187,10 +191,11 @@ impl Index {
                 ),
             ));
         }
+        // Where the file was read: its link, after the redirects pip followed.
         wheel.url = listed
-            .as_deref()
-            .zip(page_url.as_deref())
-            .and_then(|(page, url)| links::file_url(page, url, &wheel.file));
+            .as_ref()
+            .and_then(|l| links::file_url(&l.page, &l.url, &wheel.file))
+            .map(|url| links::redirected(&url, &redirects));
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, &key, json.as_bytes(), &label)?;
         Ok(Wheel {
@@ -223,7 +228,9 @@ impl Index {
                 max_bytes: 16 << 20,
                 timeout: self.timeout,
             };
-            let bytes = crate::fetch::get(&url, limits).map_err(|e| LoadError::new(&url, e))?;
+            let bytes = crate::fetch::get(&url, limits)
+                .map_err(|e| LoadError::new(&url, e))?
+                .body;
             store(&record, &key, &bytes, package)?;
             String::from_utf8_lossy(&bytes).into_owned()
         };
@@ -407,38 +414,54 @@ impl Index {
         })
     }
 
-    fn pip(&self) -> Command {
+    /// Runs `pip ARGS` against the index, bounded in time, its temporary files in a scratch
+    /// directory (gone with it on every path; a killed run's swept at the next start). With
+    /// `--index-url`, pip follows redirects only within the index's scheme, host and port;
+    /// returns the redirects it followed (`[from, status, reason, to]` lines).
+    fn pip(&self, args: &[OsString], label: &str, doing: &str) -> Result<String, LoadError> {
+        let work = mooncake_sos_contract::bounded::scratch("pip").map_err(|e| {
+            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
+        })?;
+        let log = work.path().join("redirects.jsonl");
         let mut cmd = Command::new(&self.python);
-        cmd.args(["-m", "pip", "--disable-pip-version-check", "--no-input"])
+        match &self.url {
+            Some(url) => {
+                let guard = format!("{}{}", links::ORIGIN_PY, links::PIP_GUARD_PY);
+                cmd.arg("-c").arg(guard).arg(url).arg(&log);
+            }
+            None => {
+                cmd.args(["-m", "pip"]);
+            }
+        }
+        cmd.args(["--disable-pip-version-check", "--no-input"])
+            .args(args)
+            .env("TMPDIR", work.path())
             // Only the index answers: a find-links directory would add releases it lacks.
             .env_remove("PIP_FIND_LINKS")
             .env_remove("PIP_NO_INDEX");
-        cmd
-    }
-
-    fn index_args(&self, cmd: &mut Command) {
         if let Some(url) = &self.url {
             cmd.args(["--index-url", url]);
             cmd.env_remove("PIP_EXTRA_INDEX_URL");
         }
-    }
-
-    fn run(&self, mut cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
-        // pip's own temporary files go in a scratch directory, so they go with it on every
-        // path (and a killed run's are swept at the next start).
-        let work = mooncake_sos_contract::bounded::scratch("pip").map_err(|e| {
-            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
-        })?;
-        cmd.env("TMPDIR", work.path());
         let done = bounded(cmd, Instant::now() + self.timeout).map_err(|e| {
             LoadError::new(label, format!("pip, {doing}: {}", e.describe(self.timeout)))
         })?;
+        let redirects = input::read_text(&log, MAX_ANSWER_BYTES).unwrap_or_default();
+        if done.status.code() == Some(links::REDIRECT_REFUSED)
+            && let Some(last) = redirects.lines().last()
+        {
+            let first = serde_json::from_str::<(String, u16, String, String)>(last).map_or_else(
+                |_| label.to_owned(),
+                |r| links::redirected_from(&r.0, &redirects),
+            );
+            return Err(LoadError::new(first, links::refused_redirect(last)));
+        }
         if !done.status.success() {
             let why = links::pip_hash_mismatch(&done.stderr)
                 .unwrap_or_else(|| format!("pip, {doing}, {}", done.failure(3)));
             return Err(LoadError::new(label, why));
         }
-        Ok(done.stdout)
+        Ok(redirects)
     }
 }
 
