@@ -306,6 +306,10 @@ pub struct WatchArgs {
     /// Check every listed release, not only those from the oldest api.toml names.
     #[arg(long)]
     pub all: bool,
+    /// The most releases of one package checked (each is a download and a check): those
+    /// api.toml names, then the newest; the others are listed as not checked.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_releases: usize,
     /// Run the consumer's scenarios (`python3 -m <shim> --smoke`) against every release whose
     /// wheel runs here, each in a throwaway venv.
     #[arg(long)]
@@ -361,6 +365,7 @@ impl WatchArgs {
             index: &index,
             reader: &reader,
             all: self.all,
+            max_releases: self.max_releases,
             pinned,
             smoker: self.smoke.then_some(&smoker),
             progress: &progress,
