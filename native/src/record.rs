@@ -4,9 +4,9 @@
 
 use super::model::{CoreSurface, FORMAT, Instance};
 use super::wheel::is_plain_release;
-use mooncake_sos_contract::drift;
 use mooncake_sos_contract::escape;
 use mooncake_sos_contract::model::values::is_python_name;
+use mooncake_sos_contract::{drift, input, json};
 use mooncake_sos_pysource::source::LoadError;
 use std::path::{Path, PathBuf};
 
@@ -23,36 +23,22 @@ pub fn path(root: &Path, package: &str, version: &str) -> PathBuf {
     root.join(relative_path(package, version))
 }
 
-/// Reads a record; a malformed one is an error at its line and column, a record of another
-/// format says how to write it again.
+/// The largest record read: the real ones are 20-75 KB.
+pub const MAX_RECORD_BYTES: u64 = 4 << 20;
+
+/// Reads a core record; a malformed one is an error at its line and column, a record of
+/// another format says how to write it again.
 pub fn load(path: &Path) -> Result<CoreSurface, LoadError> {
-    let display = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LoadError::new(&display, format!("cannot read the core record: {e}")))?;
-    let located = |e: serde_json::Error| {
-        LoadError::new(
-            format!("{display}:{}:{}", e.line(), e.column()),
-            format!("not a core record: {e}"),
-        )
-    };
-    // The format first: an older record lacks fields this build needs, and should say so.
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(located)?;
-    let format = value.get("format").and_then(serde_json::Value::as_u64);
-    if format != Some(u64::from(FORMAT)) {
-        let found = format.map_or("no format".to_owned(), |f| format!("format {f}"));
-        return Err(LoadError::new(
-            format!("{display}:1:1"),
-            format!(
-                "core record of {found} (this build reads {FORMAT}): write it again with \
-                 `cargo xtask core --record WHEEL` on the wheel it records"
-            ),
-        ));
-    }
-    let surface: CoreSurface = serde_json::from_str(&text).map_err(located)?;
+    let surface: CoreSurface = load_json(
+        path,
+        "core record",
+        FORMAT,
+        "`cargo xtask core --record WHEEL` on the wheel it records",
+    )?;
     let wheel = &surface.wheel;
     if !is_plain_release(&wheel.package, &wheel.version) {
         return Err(LoadError::new(
-            format!("{display}:1:1"),
+            format!("{}:1:1", path.display()),
             format!(
                 "not a core record: its wheel {:?} {:?} is not a release a wheel can name",
                 wheel.package, wheel.version
@@ -60,6 +46,46 @@ pub fn load(path: &Path) -> Result<CoreSurface, LoadError> {
         ));
     }
     Ok(surface)
+}
+
+/// Reads a record (a `what` of `format`) as its type: a regular file within
+/// [`MAX_RECORD_BYTES`], JSON naming each key once, of this build's format (checked first: an
+/// older record lacks fields this build needs, and should say so), then its fields. Every
+/// error is located; `rewrite` is the command that writes the record again.
+pub fn load_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+    format: u32,
+    rewrite: &str,
+) -> Result<T, LoadError> {
+    let display = path.display().to_string();
+    let text = input::read_text(path, MAX_RECORD_BYTES).map_err(|e| {
+        LoadError::new(e.location(&display), format!("cannot read the {what}: {e}"))
+    })?;
+    let located = |e: serde_json::Error| {
+        LoadError::new(
+            format!("{display}:{}:{}", e.line(), e.column()),
+            format!("not a {what}: {e}"),
+        )
+    };
+    json::keys_once(&text).map_err(located)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(located)?;
+    let found = match value.get("format") {
+        Some(f) if f.as_u64() == Some(u64::from(format)) => None,
+        None => Some("no format".to_owned()),
+        Some(serde_json::Value::String(s)) => {
+            Some(format!("format {s:?} (a string, not a number)"))
+        }
+        Some(f @ serde_json::Value::Number(_)) => Some(format!("format {f}")),
+        Some(f) => Some(format!("format {f} (not a number)")),
+    };
+    if let Some(found) = found {
+        return Err(LoadError::new(
+            format!("{display}:1:1"),
+            format!("{what} of {found} (this build reads {format}): write it again with {rewrite}"),
+        ));
+    }
+    serde_json::from_str(&text).map_err(located)
 }
 
 /// The first name in `surface` Python could not hold, and where: every module a dotted
@@ -148,7 +174,7 @@ pub enum Drift {
 pub fn drift(root: &Path, surface: &CoreSurface) -> Drift {
     let rel = relative_path(&surface.wheel.package, &surface.wheel.version);
     let fresh = surface.to_json();
-    match std::fs::read_to_string(root.join(&rel)) {
+    match input::read_text(&root.join(&rel), MAX_RECORD_BYTES) {
         Err(_) => Drift::Missing,
         Ok(old) if old == fresh => Drift::Current,
         Ok(old) => Drift::Differs(drift::unified_diff(&rel, &old, &fresh)),

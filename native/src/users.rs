@@ -3,14 +3,16 @@
 //! `consumers/<package>-<version>.json` so `verify` checks a pin offline
 //! ([`super::users_check`]).
 
+use crate::wheel::read_metadata;
 use mooncake_sos_contract::escape::{self, text};
+use mooncake_sos_contract::input;
 use mooncake_sos_contract::model::values::is_python_name;
 use mooncake_sos_contract::signature::CallShape;
-use mooncake_sos_pysource::source::{LoadError, ModuleSource, sha256_hex};
+use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
+use mooncake_sos_pysource::source::{LoadError, MAX_MODULE_BYTES, ModuleSource};
 use mooncake_sos_pysource::surface::{self, Access, ProgramFile, SurfaceConfig, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Bumped when the shape of [`UserRecord`] changes.
@@ -102,26 +104,7 @@ impl UserRecord {
 }
 
 pub fn load(path: &Path) -> Result<UserRecord, LoadError> {
-    let display = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LoadError::new(&display, format!("cannot read the user record: {e}")))?;
-    let record: UserRecord = serde_json::from_str(&text).map_err(|e| {
-        LoadError::new(
-            format!("{display}:{}:{}", e.line(), e.column()),
-            format!("not a user record: {e}"),
-        )
-    })?;
-    if record.format != FORMAT {
-        return Err(LoadError::new(
-            format!("{display}:1:1"),
-            format!(
-                "user record of format {} (this build reads {FORMAT}): write it again with \
-                 `cargo xtask users --record`",
-                record.format
-            ),
-        ));
-    }
-    Ok(record)
+    super::record::load_json(path, "user record", FORMAT, "`cargo xtask users --record`")
 }
 
 /// Derives a user's record from its wheel: every `.py` file naming `package` is read with the
@@ -134,30 +117,17 @@ pub fn derive(
 ) -> Result<UserRecord, LoadError> {
     let display = wheel.display().to_string();
     let fail = |m: String| LoadError::new(&display, m);
-    let bytes = std::fs::read(wheel).map_err(|e| fail(format!("cannot read the wheel: {e}")))?;
-    let sha256 = sha256_hex(&bytes);
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| fail(format!("not a wheel: {e}")))?;
-    let (mut sources, mut metadata) = (Vec::new(), None);
-    for i in 0..archive.len() {
-        let mut entry = archive
-            .by_index(i)
-            .map_err(|e| fail(format!("not a wheel: {e}")))?;
-        let name = entry
-            .name()
-            .map_err(|e| fail(format!("not a wheel: {e}")))?
-            .to_string();
-        let is_metadata = name.ends_with(".dist-info/METADATA") && name.matches('/').count() == 1;
-        if !name.ends_with(".py") && !is_metadata {
-            continue;
-        }
-        let mut data = Vec::new();
-        entry
-            .read_to_end(&mut data)
-            .map_err(|e| fail(format!("cannot read {name}: {e}")))?;
-        if is_metadata {
-            metadata = Some(String::from_utf8_lossy(&data).into_owned());
-        } else {
+    let sha256 = input::sha256_file(wheel, MAX_WHEEL_BYTES)
+        .map_err(|e| LoadError::new(e.location(&display), format!("cannot read the wheel: {e}")))?;
+    let mut archive = Archive::open(wheel)?;
+    let names: Vec<String> = archive.members().iter().map(|m| m.name.clone()).collect();
+    let mut metadata = None;
+    let mut sources = Vec::new();
+    for name in names {
+        if name.ends_with(".dist-info/METADATA") && name.matches('/').count() == 1 {
+            metadata = Some(read_metadata(&mut archive, &name)?);
+        } else if name.ends_with(".py") {
+            let data = archive.read(&name, MAX_MODULE_BYTES, "a module")?;
             let seed = memchr(&data, package.as_bytes());
             sources.push((name, data, seed));
         }
@@ -180,11 +150,12 @@ pub fn derive(
         .map(|r| r.split(';').next().unwrap_or(r).trim().to_owned());
     // Read as one program, as `verify --consumer` reads a tree: a file that names the package,
     // and any the flow reaches from one (a subclass of its store class in another file).
+    let files = sources.iter().filter(|s| s.2).count();
     let mut parsed = Vec::new();
-    for (file, data, seed) in &sources {
-        let source = ModuleSource::from_bytes(format!("{display}!{}", text(file)), data.clone())?;
+    for (file, data, seed) in sources {
+        let source = ModuleSource::from_bytes(format!("{display}!{}", text(&file)), data)?;
         let dotted = file.trim_end_matches(".py").replace('/', ".");
-        parsed.push((file, source, dotted, *seed));
+        parsed.push((file, source, dotted, seed));
     }
     let program: Vec<ProgramFile<'_>> = parsed
         .iter()
@@ -242,7 +213,7 @@ pub fn derive(
                 g => g.to_string(),
             });
             uses.insert(UserUse {
-                file: (*file).clone(),
+                file: file.clone(),
                 line: u.line,
                 module,
                 member,
@@ -257,7 +228,7 @@ pub fn derive(
         version: version.unwrap_or_default(),
         sha256,
         torch,
-        files: sources.iter().filter(|s| s.2).count(),
+        files,
         uses: uses.into_iter().collect(),
     };
     match misnamed(&display, &record) {

@@ -90,6 +90,13 @@ pub fn text(report: &Report) -> String {
             p.listed.len(),
             p.releases.len()
         ));
+        if !p.skipped.is_empty() {
+            out.push_str(&format!(
+                "  not checked ({}, past --max-releases): {}\n",
+                p.skipped.len(),
+                p.skipped.join(", ")
+            ));
+        }
         for r in &p.releases {
             out.push_str(&format!("  {}: {}\n", r.version, t(&release_summary(r))));
         }
@@ -160,6 +167,13 @@ pub fn markdown(report: &Report) -> String {
                 p.package,
                 r.version,
                 escape::markdown(&release_summary(r))
+            ));
+        }
+        if !p.skipped.is_empty() {
+            out.push_str(&format!(
+                "| {} | {} | not checked (past --max-releases) |\n",
+                p.package,
+                p.skipped.join(", ")
             ));
         }
     }

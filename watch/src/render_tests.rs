@@ -39,6 +39,7 @@ fn report() -> Report {
             package: "mooncake-transfer-engine-cuda13".into(),
             listed: vec!["0.3.99".into()],
             releases: vec![release],
+            skipped: Vec::new(),
         }],
         images: vec![ImagePlan {
             image: "cuda".into(),

@@ -74,9 +74,9 @@ fn fetch_file_set(fetch: &Fetch, api: &Api, commit: &str) -> Result<()> {
     for file in &api.upstream.files {
         let base = fetch.base_url.trim_end_matches('/');
         let url = format!("{base}/{}/{commit}/{}", api.upstream.repo, file.path);
-        let bytes =
+        let response =
             get(&url, Limits::default()).map_err(|e| BadInput(format!("{url}: error: {e}")))?;
-        let found = sha256_hex(&bytes);
+        let found = sha256_hex(&response.body);
         if found != file.sha256 {
             return Err(BadInput(format!(
                 "{url}: error: sha256 is {found}, expected {} ([[upstream.file]] {} in api.toml)",

@@ -129,3 +129,33 @@ fn the_real_pin_drops_torch_builds_and_adds_members() {
         "{run:?}"
     );
 }
+
+/// A newer core that only adds (a module, a method) breaks nothing: exit 0, the additions
+/// listed.
+#[test]
+fn additions_alone_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo_root().join(NEW)).unwrap();
+    let mut core: Value = serde_json::from_str(&text).unwrap();
+    core["wheel"]["version"] = json!("0.3.12.post2");
+    let store = &mut core["classes"]["MooncakeDistributedStore"]["members"];
+    store["zz_added"] = store["batch_is_exist"].clone();
+    let modules = core["modules"].as_object_mut().unwrap();
+    modules.insert("mooncake.extra".into(), json!("python"));
+    let newer = write_file(
+        dir.path(),
+        "newer.json",
+        serde_json::to_string_pretty(&core).unwrap(),
+    );
+    let run = xtask(&["core", "--diff", NEW, newer.to_str().unwrap()], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "mooncake-transfer-engine-cuda13 0.3.12.post1 -> mooncake-transfer-engine-cuda13 \
+         0.3.12.post2: 0 breaking, 2 added, 0 compatible
+added:
+  mooncake.extra: module (Python)
+  mooncake.store.MooncakeDistributedStore.zz_added: method
+"
+    );
+}

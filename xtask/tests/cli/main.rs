@@ -7,6 +7,7 @@ mod common;
 
 mod adopt;
 mod all_or_nothing;
+mod bounded_reads;
 mod bump;
 mod checkouts;
 mod children;

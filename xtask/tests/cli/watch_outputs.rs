@@ -95,3 +95,68 @@ fn the_smoke_runs_the_consumers_scenarios_on_each_release_that_runs_here() {
     let new = release(&json, CUDA13, "0.3.14");
     assert_eq!(new["smoke"]["verdict"], "not_run", "{new:#}");
 }
+
+/// Past `--max-releases`, the releases api.toml names are checked, then the newest; the
+/// others are listed as not checked, in every format (each checked release costs a download
+/// and a check: 60 extra releases took 93 s).
+#[test]
+fn releases_past_the_cap_are_listed_as_not_checked() {
+    let sandbox = &online().sandbox;
+    let run = watch_offline(sandbox, &online().url, &["--max-releases", "2"]);
+    // 0.3.14, which would break the cuda image, is not checked: nothing to do is seen.
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" checked") || l.starts_with("  0.3") || l.contains("not checked"))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "mooncake-transfer-engine-cuda13 (3 listed, 2 checked)",
+            "  not checked (1, past --max-releases)",
+            "  0.3.11.post1",
+            "  0.3.12.post1",
+            "mooncake-transfer-engine-non-cuda (3 listed, 2 checked)",
+            "  not checked (1, past --max-releases)",
+            "  0.3.11.post1",
+            "  0.3.12.post1",
+        ],
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("  not checked (1, past --max-releases): 0.3.14\n")
+    );
+    assert!(
+        run.stdout
+            .contains("  not checked (1, past --max-releases): 0.3.13.post1\n")
+    );
+    let json = watch_offline(sandbox, &online().url, &["--json", "--max-releases", "2"]);
+    let json: Value = serde_json::from_str(&json.stdout).unwrap();
+    let skipped: Vec<String> = json["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {}", p["package"], p["skipped"]))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            format!("\"{CUDA13}\" [\"0.3.14\"]"),
+            format!("\"{NON_CUDA}\" [\"0.3.13.post1\"]"),
+        ]
+    );
+    let markdown = watch_offline(
+        sandbox,
+        &online().url,
+        &["--markdown", "--max-releases", "2"],
+    );
+    assert!(
+        markdown.stdout.contains(&format!(
+            "| {CUDA13} | 0.3.14 | not checked (past --max-releases) |\n"
+        )),
+        "{markdown:?}"
+    );
+}

@@ -4,6 +4,7 @@
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
 pub mod cores;
+pub mod measured;
 
 pub use mooncake_sos_testkit::{Files, Sandbox, repo_root};
 use std::path::{Path, PathBuf};
