@@ -2,7 +2,7 @@
 //! cache prints the cold run's bytes; a kept verdict is served only while every input it
 //! rests on (api.toml's text, the core records) is unchanged.
 
-use crate::watch::{online, watch};
+use crate::watch::{online, pinned_sandbox, watch};
 use mooncake_sos_testkit::Sandbox;
 use std::path::Path;
 use std::process::Command;
@@ -84,7 +84,7 @@ fn a_changed_input_is_not_served_a_stale_verdict() {
     tamper_verdicts(cache.path());
 
     // api.toml's text: a comment at the end changes no verdict, but it is another input.
-    let sandbox = Sandbox::new();
+    let sandbox = pinned_sandbox();
     let text = sandbox.read("api.toml");
     sandbox.write("api.toml", &format!("{text}# edited\n"));
     let run = online_run(&sandbox, cache.path());
@@ -93,7 +93,7 @@ fn a_changed_input_is_not_served_a_stale_verdict() {
 
     // A core record's content (a value no check asks about): again another input.
     tamper_verdicts(cache.path());
-    let sandbox = Sandbox::new();
+    let sandbox = pinned_sandbox();
     let mut edited = 0;
     for entry in std::fs::read_dir(sandbox.path("cores")).unwrap() {
         let path = entry.unwrap().path();
