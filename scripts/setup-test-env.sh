@@ -47,6 +47,10 @@ install_debian_libs() {
     if ! command -v curl >/dev/null; then
         pkgs+=(curl ca-certificates)
     fi
+    # The CI-recipe test runs docs/ci.md's jq program.
+    if ! command -v jq >/dev/null; then
+        pkgs+=(jq)
+    fi
     if [[ ${#pkgs[@]} -eq 0 ]]; then
         return
     fi

@@ -145,6 +145,19 @@ pub fn online() -> &'static Online {
     })
 }
 
+/// A copy of the online run's cache (wheels hard-linked): a test's edits stay its own.
+pub fn cache_copy() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-al")
+        .arg(online().cache.path().join("."))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
+}
+
 pub fn release<'a>(json: &'a Value, package: &str, version: &str) -> &'a Value {
     json["packages"]
         .as_array()

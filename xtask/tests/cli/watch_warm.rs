@@ -2,23 +2,9 @@
 //! cache prints the cold run's bytes; a kept verdict is served only while every input it
 //! rests on (api.toml's text, the core records) is unchanged.
 
-use crate::watch::{online, pinned_sandbox, watch};
+use crate::watch::{cache_copy, online, pinned_sandbox, watch};
 use mooncake_sos_testkit::Sandbox;
 use std::path::Path;
-use std::process::Command;
-
-/// A copy of the online run's cache (wheels hard-linked): this test's edits stay its own.
-fn cache_copy() -> tempfile::TempDir {
-    let copy = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-al")
-        .arg(online().cache.path().join("."))
-        .arg(copy.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    copy
-}
 
 /// The mark a served verdict carries: in place of why its smoke was not run, which no plan
 /// reads (a count of undeclared uses would change the plans' reasons too).
