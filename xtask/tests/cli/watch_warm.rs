@@ -22,7 +22,11 @@ fn tamper_verdicts(cache: &Path) -> usize {
         else {
             continue;
         };
-        assert_eq!(v["smoke"]["verdict"], "not_run", "{v:#}");
+        // A --smoke run's verdicts (another test's, in the cache copied) are kept apart: the
+        // runs here ask for no smoke.
+        if v["smoke"]["verdict"] != "not_run" {
+            continue;
+        }
         v["smoke"]["reason"] = SERVED.into();
         // A new file: the copy's files are hard links to the shared cache's.
         std::fs::remove_file(&path).unwrap();
