@@ -171,6 +171,7 @@ pub fn derive(
         package: package.to_owned(),
         // A user's parameter names mean nothing here: only what it imports is typed.
         roles: BTreeMap::new(),
+        extensions: Vec::new(),
     };
     let derived = surface::derive_program_modules(&program, &config, &others)?;
     if derived.unsettled {
@@ -192,7 +193,9 @@ pub fn derive(
                     None => ((*core).to_owned(), path.clone()),
                 },
                 Target::Dynamic { .. } => continue,
-                Target::Sibling { module } => (module.clone(), String::new()),
+                Target::Sibling { module } | Target::Extension { module } => {
+                    (module.clone(), String::new())
+                }
             };
             let access = match &u.access {
                 Access::Import => UseAccess::Import,
@@ -298,3 +301,7 @@ fn misnamed(wheel: &str, record: &UserRecord) -> Option<LoadError> {
 fn memchr(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
+
+#[cfg(test)]
+#[path = "users_tests.rs"]
+mod tests;

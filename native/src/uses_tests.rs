@@ -18,6 +18,7 @@ fn needs(module: &str) -> Vec<Requirement> {
             ("config".into(), "ReplicateConfig".into()),
         ]
         .into(),
+        extensions: Vec::new(),
     };
     let source = ModuleSource::from_bytes("m.py", module.as_bytes().to_vec()).unwrap();
     of_surface(&derive(&source, &config).unwrap())

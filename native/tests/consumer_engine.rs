@@ -111,3 +111,29 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
         ]
     );
 }
+
+/// Importing the module whole is its use, listed, that api.toml declares nothing for (the
+/// members used of it are what is declared): no failure, no sibling.
+#[test]
+fn an_extension_imported_whole_is_listed_as_its_import() {
+    let api = mooncake_sos_contract::load_str("api.toml", API).unwrap();
+    let user = "import mooncake.engine\n\
+                def lazy():\n\
+                \x20   from mooncake import engine as e\n\
+                \x20   return e\n";
+    let source = ModuleSource::from_bytes("c.py", user.as_bytes().to_vec()).unwrap();
+    let file = ConsumerFile {
+        source,
+        module: "c".into(),
+        named: true,
+    };
+    let report = check(&api, &[file], &["mooncake.engine".to_owned()]).unwrap();
+    assert_eq!(report.failure_lines(), Vec::<String>::new());
+    assert_eq!(
+        report.use_lines("mooncake.store"),
+        [
+            "c.py:1: extension mooncake.engine: import at module level: required",
+            "c.py:3: extension mooncake.engine: import: optional, lazy, in the function at line 2",
+        ]
+    );
+}

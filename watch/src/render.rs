@@ -79,6 +79,26 @@ fn summary(s: &str) -> String {
     }
 }
 
+/// How many of the releases whose module carries the API had their own core checked (read
+/// here and fitted to the module): `4 of the 4 API-carrying releases' cores checked`. A core
+/// that could not be read here (a library it needs) is the difference.
+pub fn cores_checked(report: &Report) -> String {
+    let carrying: Vec<&ReleaseReport> = report
+        .packages
+        .iter()
+        .flat_map(|p| &p.releases)
+        .filter(|r| r.carries_api)
+        .collect();
+    let checked = carrying
+        .iter()
+        .filter(|r| !matches!(r.core, CoreVerdict::Unknown { .. }))
+        .count();
+    format!(
+        "{checked} of the {} API-carrying releases' cores checked",
+        carrying.len()
+    )
+}
+
 pub fn text(report: &Report) -> String {
     let t = |s: &str| escape::text(s).into_owned();
     let mut out = String::new();
@@ -101,6 +121,7 @@ pub fn text(report: &Report) -> String {
             out.push_str(&format!("  {}: {}\n", r.version, t(&release_summary(r))));
         }
     }
+    out.push_str(&format!("\ncores: {}\n", cores_checked(report)));
     for i in &report.images {
         out.push_str(&format!(
             "\nimage {}: {} on {} {}\n",
@@ -181,6 +202,7 @@ pub fn markdown(report: &Report) -> String {
         "\nBaseline: {}\n",
         escape::markdown(&report.baseline)
     ));
+    out.push_str(&format!("\nCores: {}\n", cores_checked(report)));
     out
 }
 

@@ -12,11 +12,8 @@ impl<'a> Analyzer<'a> {
         for alias in &i.names {
             let full = alias.name.as_str();
             let line = self.line(alias);
-            if self.is_sibling(full) {
+            if let Some(target) = self.module_target(full) {
                 let guard = self.import_guard(true);
-                let target = Target::Sibling {
-                    module: full.to_owned(),
-                };
                 self.record(line, target, Access::Import, guard);
             }
             let native = self.config.native_module.as_str();
@@ -78,14 +75,16 @@ impl<'a> Analyzer<'a> {
                 self.bind(bound, vals);
             } else {
                 // `from pkg.mod import x` imports pkg.mod; `from pkg import mod` imports pkg.mod.
+                // (An extension module's members taken so are recorded by its own pass.)
                 let module = if base == self.config.package {
                     full
+                } else if self.is_extension(&base) {
+                    continue;
                 } else {
                     base.clone()
                 };
-                if self.is_sibling(&module) {
+                if let Some(target) = self.module_target(&module) {
                     let guard = self.import_guard(true);
-                    let target = Target::Sibling { module };
                     let statement = self.line(i);
                     self.record(statement, target, Access::Import, guard);
                 }
@@ -112,14 +111,34 @@ impl<'a> Analyzer<'a> {
         base
     }
 
-    /// Another module of the package: not this module, the native core or a package on the
-    /// way to it.
+    /// Another module of the package: not this module, the native core, another extension
+    /// module read for, or a package on the way to the core.
     pub fn is_sibling(&self, module: &str) -> bool {
         let c = self.config;
         module.starts_with(&format!("{}.", c.package))
             && module != c.module
             && module != c.native_module
+            && !self.is_extension(module)
             && !c.native_module.starts_with(&format!("{module}."))
+    }
+
+    /// One of the package's other extension modules ([`SurfaceConfig::extensions`]), not
+    /// the one this pass reads for.
+    fn is_extension(&self, module: &str) -> bool {
+        module != self.config.native_module && self.config.extensions.iter().any(|e| e == module)
+    }
+
+    /// What importing `module` whole uses: a sibling, another extension module, or nothing
+    /// recorded (the core, a module of another package).
+    fn module_target(&self, module: &str) -> Option<Target> {
+        let module = module.to_owned();
+        if self.is_extension(&module) {
+            Some(Target::Extension { module })
+        } else if self.is_sibling(&module) {
+            Some(Target::Sibling { module })
+        } else {
+            None
+        }
     }
     /// `importlib.import_module("pkg.mod")` / `__import__("pkg.mod")`.
     pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals<'a> {
@@ -130,10 +149,9 @@ impl<'a> Analyzer<'a> {
         for module in strings(names) {
             if module == self.config.native_module {
                 out.insert(Val::NativeModule);
-            } else if self.is_sibling(module) {
+            } else if let Some(target) = self.module_target(module) {
                 let guard = self.import_guard(true);
-                let module = module.to_owned();
-                self.record(line, Target::Sibling { module }, Access::Import, guard);
+                self.record(line, target, Access::Import, guard);
             }
         }
         out

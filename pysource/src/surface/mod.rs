@@ -62,6 +62,9 @@ pub struct SurfaceConfig {
     pub package: String,
     /// Parameter name -> native class.
     pub roles: BTreeMap<String, String>,
+    /// The package's other extension modules a program is read for (`mooncake.engine`, see
+    /// [`derive_program_modules`]): importing one whole is a use of it, not a sibling's.
+    pub extensions: Vec<String>,
 }
 
 impl SurfaceConfig {
@@ -76,6 +79,7 @@ impl SurfaceConfig {
                 .iter()
                 .map(|r| (r.param.clone(), r.class.clone()))
                 .collect(),
+            extensions: Vec::new(),
         }
     }
 }
@@ -102,6 +106,10 @@ pub enum Target {
     Dynamic { owner: String, on: On },
     /// A module of the same package, e.g. `mooncake.buffer_pool`.
     Sibling { module: String },
+    /// Another extension module of the package imported whole (`import mooncake.engine`,
+    /// `from mooncake import engine`): the import fails where it cannot load. A member taken
+    /// from it (`from mooncake.engine import TransferEngine`) is that member's use instead.
+    Extension { module: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -149,7 +157,7 @@ impl Use {
         match &self.target {
             Target::Native { path, .. } => path,
             Target::Dynamic { owner, .. } => owner,
-            Target::Sibling { module } => module,
+            Target::Sibling { module } | Target::Extension { module } => module,
         }
     }
 
@@ -191,18 +199,18 @@ pub fn derive_parsed(
 
 /// [`derive_program`] for the native core and for each other extension module in `others`
 /// (`mooncake.engine`), each file's uses as one list: a use of another module is qualified by
-/// it (`mooncake.engine.TransferEngine.initialize`), and importing one is no sibling's use.
+/// it (`mooncake.engine.TransferEngine.initialize`), and importing one whole is its
+/// [`Target::Extension`] use, not a sibling's.
 pub fn derive_program_modules(
     files: &[ProgramFile<'_>],
     config: &SurfaceConfig,
     others: &[String],
 ) -> Result<Program, LoadError> {
-    let native = |m: &str| m == config.native_module || others.iter().any(|o| o == m);
-    let mut program = derive_program(files, config)?;
-    let out = &mut program.files;
-    for uses in out.iter_mut().flatten() {
-        uses.retain(|u| !matches!(&u.target, Target::Sibling { module } if native(module)));
-    }
+    let config = SurfaceConfig {
+        extensions: others.to_vec(),
+        ..config.clone()
+    };
+    let mut program = derive_program(files, &config)?;
     for module in others {
         let config = SurfaceConfig {
             native_module: module.clone(),
@@ -216,7 +224,8 @@ pub fn derive_program_modules(
                     Target::Native { path, .. } => *path = format!("{module}.{path}"),
                     Target::Dynamic { owner, .. } if owner.is_empty() => owner.clone_from(module),
                     Target::Dynamic { owner, .. } => *owner = format!("{module}.{owner}"),
-                    Target::Sibling { .. } => continue,
+                    // The core's pass has the imports.
+                    Target::Sibling { .. } | Target::Extension { .. } => continue,
                 }
                 uses.get_or_insert_with(Vec::new).push(u);
             }

@@ -15,6 +15,7 @@ fn config() -> SurfaceConfig {
             ("config".into(), "ReplicateConfig".into()),
         ]
         .into(),
+        extensions: Vec::new(),
     }
 }
 

@@ -4,23 +4,10 @@
 //! on is unchanged (one test per part of the key), and only as the tool wrote it.
 
 use crate::common::{Run, XTASK};
-use crate::watch::{online, watch};
+use crate::watch::{cache_copy, online, watch};
 use mooncake_sos_testkit::Sandbox;
 use std::path::Path;
 use std::process::Command;
-
-/// A copy of the online run's cache (wheels hard-linked): this test's edits stay its own.
-fn cache_copy() -> tempfile::TempDir {
-    let copy = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-al")
-        .arg(online().cache.path().join("."))
-        .arg(copy.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    copy
-}
 
 /// Every release the online run reported.
 fn all_releases() -> Vec<&'static serde_json::Value> {
@@ -208,6 +195,7 @@ fn another_build_of_the_tool_misses() {
             .arg(cache.path())
             .arg("--lib-dir")
             .arg(crate::common::cores::cuda13_libs())
+            .args(["--raw-base-url", &crate::watch::upstream().base_url])
             .args([
                 "--json",
                 "--timings",
@@ -244,6 +232,7 @@ fn a_fifo_as_a_kept_verdict_is_refused_at_once() {
         .arg(cache.path())
         .arg("--lib-dir")
         .arg(crate::common::cores::cuda13_libs())
+        .args(["--raw-base-url", &crate::watch::upstream().base_url])
         .args(["--offline", "--index-url", &online.url])
         .current_dir(online.sandbox.root());
     let r = crate::common::measured::run_within(&mut cmd, std::time::Duration::from_secs(60));

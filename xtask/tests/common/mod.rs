@@ -123,6 +123,19 @@ pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
     path
 }
 
+/// Polls `probe` until it gives a value; fails naming `what` after `secs` seconds. The
+/// deadline is for a loaded machine: the wait ends as soon as the condition holds.
+pub fn wait_for<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(std::time::Instant::now() < until, "{what} after {secs} s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The lines of `text` that `keep` keeps.
 pub fn lines_where(text: &str, keep: impl Fn(&str) -> bool) -> Vec<&str> {
     text.lines().filter(|l| keep(l)).collect()
