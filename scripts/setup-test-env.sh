@@ -20,13 +20,17 @@ MATRIX_VERSIONS=(0.3.11.post1 0.3.12.post1 0.3.13.post1)
 BASE_VENV_WHEELS=(numpy==2.4.6 msgpack==1.2.4)
 # Native cores the core-surface tests read, kept apart from $WHEELS (the matrix reads that
 # directory whole): the CUDA image's core (cuda13 0.3.11.post1) and the next release of it,
-# with the CUDA 13 runtime they link; a driver stub built from them stands in for the GPU.
+# with the CUDA 13 runtime they link.
 CORES="$ENV_DIR/cores"
 CORE_WHEELS=(mooncake-transfer-engine-cuda13==0.3.11.post1 mooncake-transfer-engine-cuda13==0.3.12.post1)
 CUDA13_RUNTIME=nvidia-cuda-runtime==13.5.37
 # Releases only another flavour ships, for the native-surface tests: 0.3.14's module imports
 # sibling modules no older wheel has (-non-cuda stops at 0.3.13.post1). Read, never installed.
 OTHER_FLAVOUR_WHEELS=(mooncake-transfer-engine-cuda13==0.3.14)
+# Every CUDA wheel whose cores the tests read (watch reads 0.3.14's too): a driver stub built
+# from all their shared objects (each core and the extension modules its record reads) stands
+# in for the GPU.
+STUB_WHEELS=("${CORE_WHEELS[@]}" "${OTHER_FLAVOUR_WHEELS[@]}")
 # A real consumer, read whole by `verify --consumer` (never installed): sglang 0.5.16, what
 # the lmsysorg/sglang:v0.5.16 image ships.
 CONSUMERS="$ENV_DIR/consumers"
@@ -46,6 +50,15 @@ install_debian_libs() {
     # `xtask verify --fetch` downloads https URLs with curl.
     if ! command -v curl >/dev/null; then
         pkgs+=(curl ca-certificates)
+    fi
+    # GitHub's own Markdown renderer: the tests render `--markdown` output with it to check
+    # that no name from a wheel or a record adds a row, a heading, a link or an image.
+    if ! command -v cmark-gfm >/dev/null; then
+        pkgs+=(cmark-gfm)
+    fi
+    # The CI-recipe test runs docs/ci.md's jq program.
+    if ! command -v jq >/dev/null; then
+        pkgs+=(jq)
     fi
     if [[ ${#pkgs[@]} -eq 0 ]]; then
         return
@@ -97,7 +110,7 @@ download_wheels() {
 # The cuda13 cores, libcudart.so.13 (installed apart, never into the shared venv) and the
 # libcuda.so.1 stub; each step is skipped once its output exists.
 prepare_cuda13_cores() {
-    local req stores=()
+    local req
     download_into "$CORES/wheels" "${CORE_WHEELS[@]}" "$CUDA13_RUNTIME"
     if [[ ! -e "$CORES/cuda13-runtime/nvidia/cu13/lib/libcudart.so.13" ]]; then
         log "installing $CUDA13_RUNTIME into $CORES/cuda13-runtime"
@@ -106,23 +119,33 @@ prepare_cuda13_cores() {
             --target "$CORES/cuda13-runtime.tmp" "$CUDA13_RUNTIME" >&2
         mv "$CORES/cuda13-runtime.tmp" "$CORES/cuda13-runtime"
     fi
-    # Rebuilt when the list of cores changes: it must define what every one of them imports.
-    if [[ "$(cat "$CORES/driver-stub/.built-from" 2>/dev/null)" != "${CORE_WHEELS[*]}" ]]; then
-        local tmp
+    # Rebuilt when what it is built from changes: it must define every driver function any
+    # shared object of those wheels imports.
+    local built_from="every shared object of ${STUB_WHEELS[*]}"
+    if [[ "$(cat "$CORES/driver-stub/.built-from" 2>/dev/null)" != "$built_from" ]]; then
+        local tmp dir
         tmp="$(mktemp -d)"
-        for req in "${CORE_WHEELS[@]}"; do
-            local whl
-            whl="$(compgen -G "$CORES/wheels/mooncake_transfer_engine_cuda13-${req##*==}-*.whl" | head -n1)"
-            mkdir -p "$tmp/${req##*==}"
-            "$VENV/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("mooncake/store.so", sys.argv[2])' \
-                "$whl" "$tmp/${req##*==}"
-            stores+=("$tmp/${req##*==}/mooncake/store.so")
+        for req in "${STUB_WHEELS[@]}"; do
+            local dist="${req%%==*}" version="${req##*==}" whl=""
+            for dir in "$CORES/wheels" "$OTHER_WHEELS"; do
+                # The quoted part is taken as written (a directory may hold `[`).
+                local found=("$dir/${dist//-/_}-$version-"*.whl)
+                if [[ -e "${found[0]}" ]]; then whl="${found[0]}"; fi
+            done
+            [[ -n "$whl" ]] || { log "no wheel of $req for the driver stub"; exit 1; }
+            "$VENV/bin/python" -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for name in z.namelist():
+        if name.endswith(".so") or ".so." in name.rsplit("/", 1)[-1]:
+            z.extract(name, sys.argv[2])' "$whl" "$tmp/$version"
         done
-        log "building the libcuda.so.1 stub in $CORES/driver-stub"
-        sh "$ROOT/scripts/cuda-driver-stub.sh" "$CORES/driver-stub" "${stores[@]}"
+        local objects=()
+        mapfile -t objects < <(find "$tmp" -type f | LC_ALL=C sort)
+        log "building the libcuda.so.1 stub in $CORES/driver-stub from ${#objects[@]} shared objects"
+        sh "$ROOT/scripts/cuda-driver-stub.sh" "$CORES/driver-stub" "${objects[@]}"
         # The stub is named without .1 (as in CUDA devel images); the loader looks for .1.
         ln -sfn libcuda.so "$CORES/driver-stub/libcuda.so.1"
-        echo "${CORE_WHEELS[*]}" >"$CORES/driver-stub/.built-from"
+        echo "$built_from" >"$CORES/driver-stub/.built-from"
         rm -rf "$tmp"
     fi
 }

@@ -152,6 +152,28 @@ fn read_into(reader: impl Read, limit: u64, mut bytes: Vec<u8>) -> Result<Vec<u8
     Ok(bytes)
 }
 
+/// sha256 (lowercase hex) of a regular file of at most `limit` bytes, read in blocks: a
+/// wheel is hashed without being held in memory.
+pub fn sha256_file(path: &Path, limit: u64) -> Result<String, ReadError> {
+    use sha2::{Digest, Sha256};
+    let mut reader = open_regular(path)?.take(limit + 1);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    if total > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(crate::model::hex(&hasher.finalize()))
+}
+
 /// A regular file of at most `limit` bytes, as UTF-8 text.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
     decode(read_bytes(path, limit)?)
@@ -212,5 +234,17 @@ mod tests {
             Err(ReadError::TooLarge { limit: 10 })
         ));
         assert_eq!(read_bytes(&big, 11).unwrap().len(), 11);
+        assert!(matches!(
+            sha256_file(&big, 10),
+            Err(ReadError::TooLarge { limit: 10 })
+        ));
+        assert_eq!(
+            sha256_file(&big, 11).unwrap(),
+            crate::model::hex(&<sha2::Sha256 as sha2::Digest>::digest([b'a'; 11]))
+        );
+        assert!(matches!(
+            sha256_file(&fifo, 10),
+            Err(ReadError::NotAFile("FIFO"))
+        ));
     }
 }

@@ -1,14 +1,19 @@
 //! The contract: api.toml read with spans ([`parse`]), validated into the typed [`model::Api`]
 //! (every rule, every error located, [`diag`]), and the file and process utilities every side
-//! of the tool shares: bounded reads ([`input`]), atomic writes ([`atomic`]), one bounded
-//! subprocess runner ([`bounded`]) and the nesting limit for parsed Python ([`nesting`]).
+//! of the tool shares: bounded reads ([`input`]), user JSON with each key once ([`json`]),
+//! cache entries trusted only as written ([`kept`]), atomic writes ([`atomic`]), one bounded
+//! subprocess runner ([`bounded`]), the nesting limit for parsed Python ([`nesting`]) and how
+//! outside text is printed in each kind of output ([`escape`]).
 //! The generator (`codegen`) and the checkers stand side by side on it.
 
 pub mod atomic;
 pub mod bounded;
 pub mod diag;
 pub mod drift;
+pub mod escape;
 pub mod input;
+pub mod json;
+pub mod kept;
 pub mod model;
 pub mod nesting;
 pub mod parse;

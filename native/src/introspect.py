@@ -1,9 +1,10 @@
 """Prints the surface of a native module (a pybind11 core such as mooncake.store) as JSON,
 after a first line holding the proof the caller wrote on stdin.
 
-Usage: python3 -I introspect.py MODULE [EXTENSIONS [PYTHON_MODULES]]
+Usage: python3 -I introspect.py MODULE [MODULES_FILE]
 
-EXTENSIONS and PYTHON_MODULES are comma-separated dotted names of the wheel's other modules:
+MODULES_FILE holds two lines, EXTENSIONS and PYTHON_MODULES, each the comma-separated dotted
+names of the wheel's other modules (a file: thousands of names overflow an argument):
 each extension is read like MODULE in a forked child (one that does not import, such as a
 torch-specific build without torch, is recorded with its error); each pure-Python module's
 public names are read from its source with `ast`, never imported.
@@ -330,8 +331,12 @@ def undumpable():
 
 def main():
     name = sys.argv[1]
-    extensions = [e for e in (sys.argv[2] if len(sys.argv) > 2 else "").split(",") if e]
-    python = [p for p in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if p]
+    lines = ["", ""]
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], encoding="utf-8") as f:
+            lines = (f.read().split("\n") + lines)[:2]
+    extensions = [e for e in lines[0].split(",") if e]
+    python = [p for p in lines[1].split(",") if p]
     # This process never runs the wheel's code: a forked child imports and reads it, and its
     # one way back is its pipe. The output (a duplicate of stdout; fd 1 becomes stderr for
     # whatever the core prints) and stdin, where the proof arrives once the child is gone,

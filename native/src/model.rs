@@ -247,9 +247,11 @@ pub struct Value {
 }
 
 impl CoreSurface {
-    /// Pretty JSON with a closing newline: the form cached and committed.
+    /// Pretty JSON with a closing newline: the form cached and committed (escaped, so the
+    /// file shows no character of the wheel's that does not print).
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut text = mooncake_sos_contract::escape::json(&text).into_owned();
         text.push('\n');
         text
     }

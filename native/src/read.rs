@@ -3,11 +3,14 @@
 //! the result is cached by the wheel's sha256.
 
 use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, ModuleKind, WheelInfo};
+use super::record::MAX_RECORD_BYTES;
 use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
 use mooncake_sos_contract::bounded::step::{Finished, StepError, bounded, bounded_fed, tail};
 use mooncake_sos_contract::signature::OVERLOADS_PY;
+use mooncake_sos_contract::{input, kept};
+use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -93,29 +96,35 @@ impl Reader {
         native_module: &str,
     ) -> Result<(CoreSurface, Origin), LoadError> {
         let display = wheel.display().to_string();
-        let bytes = std::fs::read(wheel)
-            .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?;
-        let sha256 = sha256_hex(&bytes);
-        let cached = self.cache_path(&sha256, native_module);
-        if let Some(surface) = cached.as_deref().and_then(|p| load_cached(p, &sha256)) {
+        let sha256 = input::sha256_file(wheel, MAX_WHEEL_BYTES).map_err(|e| {
+            LoadError::new(e.location(&display), format!("cannot read the wheel: {e}"))
+        })?;
+        let cached = self.cache_entry(&sha256, native_module);
+        if let Some((key, path)) = &cached
+            && let Some(surface) = load_cached(path, key)?
+        {
             return Ok((surface, Origin::Cache));
         }
-        let core = inspect(&display, bytes, sha256, native_module)?;
+        let core = inspect(&mut Archive::open(wheel)?, sha256, native_module)?;
         let surface = self.introspect(wheel, &core)?;
-        if let Some(path) = cached {
+        if let Some((key, path)) = cached {
             // A cache that cannot be written costs the next run time, not this one's result.
-            let _ =
-                mooncake_sos_contract::atomic::write_atomic(&path, surface.to_json().as_bytes());
+            let _ = kept::write(&path, &key, surface.to_json().as_bytes());
         }
         Ok((surface, Origin::Read))
     }
 
-    /// Keyed by the wheel and by what reads it (the script and the module asked for).
-    fn cache_path(&self, wheel_sha256: &str, native_module: &str) -> Option<PathBuf> {
+    /// Keyed by the wheel and by what reads it (the script and the module asked for): the
+    /// key, and where the entry is kept.
+    fn cache_entry(&self, wheel_sha256: &str, native_module: &str) -> Option<(String, PathBuf)> {
         let script = introspect_script();
         let reader = sha256_hex(format!("{FORMAT}\0{native_module}\0{script}").as_bytes());
+        let key = sha256_hex(format!("{reader}\0{wheel_sha256}").as_bytes());
         let dir = self.cache_dir.as_ref()?;
-        Some(dir.join(format!("{wheel_sha256}-{}.json", &reader[..16])))
+        Some((
+            key,
+            dir.join(format!("{wheel_sha256}-{}.json", &reader[..16])),
+        ))
     }
 
     fn introspect(&self, wheel: &Path, core: &WheelCore) -> Result<CoreSurface, LoadError> {
@@ -154,8 +163,14 @@ impl Reader {
         self.step(install, "installing the wheel", deadline, core)?;
 
         let script = work.path().join("introspect.py");
-        std::fs::write(&script, introspect_script())
-            .map_err(|e| fail(format!("cannot write {}: {e}", script.display())))?;
+        let modules = work.path().join("modules.txt");
+        for (path, text) in [
+            (&script, introspect_script().to_owned()),
+            (&modules, other_modules(core).join("\n")),
+        ] {
+            std::fs::write(path, text)
+                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        }
         // A library the core needs and the reader can bring: brought, and the import tried
         // again (a runtime first, then the driver stub it needs in turn).
         let mut brought: Vec<PathBuf> = Vec::new();
@@ -165,7 +180,7 @@ impl Reader {
             run.arg("-I")
                 .arg(&script)
                 .arg(&core.module)
-                .args(other_modules(core))
+                .arg(&modules)
                 .current_dir(work.path())
                 .env("LD_LIBRARY_PATH", self.library_path(&brought));
             let run = self.isolation.command(&run, work.path()).map_err(fail)?;
@@ -296,8 +311,8 @@ impl Default for Reader {
     }
 }
 
-/// introspect.py's 2nd and 3rd arguments: the package's other extension modules, and its
-/// pure-Python modules, each comma-separated.
+/// introspect.py's modules file: the package's other extension modules, and its pure-Python
+/// modules, each comma-separated (on argv, thousands overflow an argument).
 fn other_modules(core: &WheelCore) -> [String; 2] {
     let of = |kinds: &[ModuleKind]| {
         core.modules
@@ -337,10 +352,16 @@ fn proven_surface(stdout: &str, proof: &str) -> Result<Introspected, String> {
     Ok(found)
 }
 
-fn load_cached(path: &Path, wheel_sha256: &str) -> Option<CoreSurface> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let surface: CoreSurface = serde_json::from_str(&text).ok()?;
-    (surface.format == FORMAT && surface.wheel.sha256 == wheel_sha256).then_some(surface)
+/// A surface this reader kept for `key`, as it wrote it.
+fn load_cached(path: &Path, key: &str) -> Result<Option<CoreSurface>, LoadError> {
+    let text = kept::read_text(path, key, MAX_RECORD_BYTES).map_err(|e| {
+        let display = path.display().to_string();
+        LoadError::new(
+            e.location(&display),
+            format!("cannot read the kept surface: {e}"),
+        )
+    })?;
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
 }
 
 /// `<venv>/lib/python3.*/site-packages/<file>`.

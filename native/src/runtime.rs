@@ -5,6 +5,7 @@
 //! core import, so its surface can be read.
 
 use mooncake_sos_contract::bounded::{Limits, run};
+use mooncake_sos_pysource::archive::{Archive, MAX_READ_BYTES};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -145,25 +146,25 @@ impl Runtimes {
     }
 }
 
-/// The wheel's files under `prefix` into `dest` (same relative paths).
+/// The wheel's files under `prefix` into `dest` (same relative paths), bounded as every
+/// wheel read is.
 fn unpack(wheel: &Path, prefix: &str, dest: &Path) -> Result<(), String> {
-    let file = std::fs::File::open(wheel).map_err(|e| e.to_string())?;
-    let mut archive =
-        zip::ZipArchive::new(file).map_err(|e| format!("{}: {e}", wheel.display()))?;
-    for i in 0..archive.len() {
-        let mut entry = archive.by_index(i).map_err(|e| e.to_string())?;
-        let Some(name) = entry.enclosed_name() else {
-            continue;
-        };
-        if !name.starts_with(prefix) || entry.is_dir() {
-            continue;
-        }
+    let mut archive = Archive::open(wheel).map_err(|e| e.to_string())?;
+    let names: Vec<String> = archive
+        .members()
+        .iter()
+        .map(|m| m.name.clone())
+        .filter(|n| Path::new(n).starts_with(prefix))
+        .collect();
+    for name in names {
         let path = dest.join(&name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
         let mut out = std::fs::File::create(&path).map_err(|e| e.to_string())?;
-        std::io::copy(&mut entry, &mut out).map_err(|e| e.to_string())?;
+        archive
+            .copy(&name, MAX_READ_BYTES, "a runtime library", &mut out)
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -1,8 +1,9 @@
-//! What a core's reader may hand back, checked before it is kept: the reader runs beside the
-//! wheel's own code, so its result is held to what a real surface can be. Names are Python
-//! identifiers (dotted for modules), texts hold no control characters but an error's line
-//! breaks and tabs, and each has a length bound. The whole result is already bounded in size
-//! (introspect.py's MAX_RESULT, the runner's capture bound).
+//! What a core's reader may hand back, bounded before it is kept: the reader runs beside the
+//! wheel's own code, so its result is held to the sizes a real surface has. Each name is at
+//! most [`MAX_NAME`] bytes, each overload, type or class alias [`MAX_TEXT`], each error
+//! [`MAX_ERROR`]; the whole result is bounded too (introspect.py's MAX_RESULT, the runner's
+//! capture bound). Whether a name is one Python could hold is the record's rule
+//! ([`crate::record::misnamed`]); every name is printed escaped.
 
 use crate::model::{Class, Instance, Introspected, Member, Read};
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ const MAX_ERROR: usize = 16 << 10;
 
 /// `Ok` when `found` has a surface's shape; else what is wrong, quoted escaped.
 pub(crate) fn check(found: &Introspected) -> Result<(), String> {
-    dotted("the module", &found.module)?;
+    short("the module", &found.module)?;
     if let Some(file) = &found.file {
         text("the module's file", file, MAX_TEXT)?;
     }
@@ -27,18 +28,18 @@ pub(crate) fn check(found: &Introspected) -> Result<(), String> {
         &found.values,
     )?;
     for (module, read) in &found.extensions {
-        dotted("an extension module", module)?;
+        short("an extension module", module)?;
         match read {
             Read::Read(ns) => namespace(module, &ns.classes, &ns.functions, &ns.values)?,
             Read::Unread { unread } => error(module, unread)?,
         }
     }
     for (module, read) in &found.python {
-        dotted("a Python module", module)?;
+        short("a Python module", module)?;
         match read {
             Read::Read(names) => {
                 for n in names {
-                    identifier(&format!("a public name of {module}"), n)?;
+                    short(&format!("a public name of {module}"), n)?;
                 }
             }
             Read::Unread { unread } => error(module, unread)?,
@@ -54,13 +55,13 @@ fn namespace(
     values: &BTreeMap<String, crate::model::Value>,
 ) -> Result<(), String> {
     for (name, class) in classes {
-        identifier(&format!("a class of {module}"), name)?;
+        short(&format!("a class of {module}"), name)?;
         let owner = format!("{module}.{name}");
         for base in &class.bases {
-            identifier(&format!("a base of {owner}"), base)?;
+            short(&format!("a base of {owner}"), base)?;
         }
         for (member, kind) in &class.members {
-            identifier(&format!("a member of {owner}"), member)?;
+            short(&format!("a member of {owner}"), member)?;
             overloads(
                 &format!("{owner}.{member}"),
                 kind.overloads().unwrap_or_default(),
@@ -72,18 +73,18 @@ fn namespace(
         match &class.instance {
             Instance::Made { members, .. } => {
                 for member in members.keys() {
-                    identifier(&format!("an instance member of {owner}"), member)?;
+                    short(&format!("an instance member of {owner}"), member)?;
                 }
             }
             Instance::Failed { error: why } => error(&owner, why)?,
         }
     }
     for (name, function) in functions {
-        identifier(&format!("a function of {module}"), name)?;
+        short(&format!("a function of {module}"), name)?;
         overloads(&format!("{module}.{name}"), &function.overloads)?;
     }
     for (name, value) in values {
-        identifier(&format!("a value of {module}"), name)?;
+        short(&format!("a value of {module}"), name)?;
         text(
             &format!("the type of {module}.{name}"),
             &value.r#type,
@@ -101,63 +102,28 @@ fn overloads(owner: &str, list: &[String]) -> Result<(), String> {
         .try_for_each(|o| text(&format!("an overload of {owner}"), o, MAX_TEXT))
 }
 
-/// A Python identifier (letters, digits, `_`; not starting with a digit).
-fn identifier(what: &str, name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    let starts = chars.next().is_some_and(|c| c == '_' || c.is_alphabetic());
-    if starts && chars.all(|c| c == '_' || c.is_alphanumeric()) && name.len() <= MAX_NAME {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what} is named {}, not a Python identifier",
-            quoted(name)
-        ))
-    }
+fn short(what: &str, value: &str) -> Result<(), String> {
+    text(what, value, MAX_NAME)
 }
 
-fn dotted(what: &str, name: &str) -> Result<(), String> {
-    name.split('.')
-        .try_for_each(|part| identifier(what, part))
-        .map_err(|_| format!("{what} is named {}, not a dotted Python name", quoted(name)))
-}
-
-/// Printable text of at most `max` bytes.
 fn text(what: &str, value: &str, max: usize) -> Result<(), String> {
-    if value.len() > max {
-        return Err(format!("{what} is over {max} bytes long"));
-    }
-    match value.chars().find(|c| c.is_control()) {
-        Some(_) => Err(format!(
-            "{what} holds a control character: {}",
+    match value.len() > max {
+        true => Err(format!(
+            "{what} is over {max} bytes long: {}",
             quoted(value)
         )),
-        None => Ok(()),
+        false => Ok(()),
     }
 }
 
-/// An error as Python printed it: line breaks and tabs allowed.
 fn error(owner: &str, value: &str) -> Result<(), String> {
-    let what = format!("the error of {owner}");
-    if value.len() > MAX_ERROR {
-        return Err(format!("{what} is over {MAX_ERROR} bytes long"));
-    }
-    match value
-        .chars()
-        .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
-    {
-        Some(_) => Err(format!(
-            "{what} holds a control character: {}",
-            quoted(value)
-        )),
-        None => Ok(()),
-    }
+    text(&format!("the error of {owner}"), value, MAX_ERROR)
 }
 
-/// `value` in double quotes with control characters escaped, cut at 80 characters.
+/// The start of `value`, escaped.
 fn quoted(value: &str) -> String {
-    let cut: String = value.chars().take(80).collect();
-    let more = if cut.len() < value.len() { "..." } else { "" };
-    format!("{:?}{more}", cut)
+    let cut: String = value.chars().take(40).collect();
+    format!("'{}...'", mooncake_sos_contract::escape::text(&cut))
 }
 
 #[cfg(test)]
@@ -192,38 +158,26 @@ mod tests {
     }
 
     #[test]
-    fn names_and_texts_a_real_core_cannot_have_are_refused() {
-        let cases = [
-            (
-                serde_json::json!({"functions": {"ok\u{1b}[31m": {"overloads": []}}}),
-                "a function of mooncake.store is named \"ok\\u{1b}[31m\", not a Python identifier",
-            ),
-            (
-                serde_json::json!({"python": {"mooncake.x": ["root:x:0:0:/root\n"]}}),
-                "a public name of mooncake.x is named \"root:x:0:0:/root\\n\", not a Python identifier",
-            ),
-            (
-                serde_json::json!({"extensions": {"mooncake.e\nx": {"unread": "no"}}}),
-                "an extension module is named \"mooncake.e\\nx\", not a dotted Python name",
-            ),
-            (
-                serde_json::json!({"functions": {"f": {"overloads": ["(a)\u{7}"]}}}),
-                "an overload of mooncake.store.f holds a control character: \"(a)\\u{7}\"",
-            ),
-            (
-                serde_json::json!({"extensions": {"mooncake.e": {"unread": "x\u{1b}]0;t\u{7}"}}}),
-                "the error of mooncake.e holds a control character: \"x\\u{1b}]0;t\\u{7}\"",
-            ),
-        ];
-        for (json, want) in cases {
-            assert_eq!(check(&surface(json)), Err(want.to_owned()));
-        }
+    fn names_and_texts_longer_than_a_real_core_has_are_refused() {
         let long = "a".repeat(MAX_NAME + 1);
         let found = surface(serde_json::json!({"values": {long.clone(): {"type": "int"}}}));
+        assert_eq!(
+            check(&found),
+            Err(format!(
+                "a value of mooncake.store is over 256 bytes long: '{}...'",
+                "a".repeat(40)
+            ))
+        );
+        let overload = format!("({})", "x".repeat(MAX_TEXT));
+        let found = surface(serde_json::json!({"functions": {"f": {"overloads": [overload]}}}));
         assert!(
             check(&found)
                 .unwrap_err()
-                .starts_with("a value of mooncake.store is named")
+                .starts_with("an overload of mooncake.store.f is over 4096 bytes long")
         );
+        // Control characters are the printers' to escape, not refused here.
+        let found =
+            surface(serde_json::json!({"functions": {"f\u{1b}": {"overloads": ["(a)\u{7}"]}}}));
+        assert_eq!(check(&found), Ok(()));
     }
 }

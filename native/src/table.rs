@@ -4,6 +4,7 @@
 use super::model::CoreSurface;
 use super::needs::{Requirement, Verdict, from_manifest, serve};
 use super::uses::of_surface;
+use mooncake_sos_contract::escape;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_pysource::source::{LoadError, ModuleSource};
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};
@@ -119,7 +120,8 @@ impl CoreMatrix {
         out.push_str(&row(header));
         out.push_str(&row(vec!["---".into(); self.cores.len() + 1]));
         for (label, cells) in self.modules.iter().zip(&self.cells) {
-            let mut line = vec![escape(label)];
+            // Labels are the tool's own: `module 0.3.12.post1`, api.toml's row.
+            let mut line = vec![label.clone()];
             line.extend(cells.iter().map(cell));
             out.push_str(&row(line));
         }
@@ -140,14 +142,17 @@ pub fn json_with_releases(
         #[serde(skip_serializing_if = "Option::is_none")]
         module_x_core: Option<&'a CoreMatrix>,
     }
-    serde_json::to_string_pretty(&Json {
+    let json = serde_json::to_string_pretty(&Json {
         releases,
         module_x_core: cores,
     })
-    .unwrap_or_default()
+    .unwrap_or_default();
+    escape::json(&json).into_owned()
 }
 
-/// `✓`, or `✗ `first missing`: why` with how many more the module would hit after it.
+/// `✓`, or `✗ `first missing (use): why`` with how many more the module would hit after it.
+/// The use and why name the module's members and the core's: one code span
+/// ([`escape::markdown`]), which no name can break out of.
 fn cell(verdict: &Verdict) -> String {
     let probed = match verdict.optional_missing.len() {
         0 => String::new(),
@@ -160,17 +165,13 @@ fn cell(verdict: &Verdict) -> String {
                 0 => String::new(),
                 n => format!(" (+{n} more)"),
             };
-            escape(&format!(
-                "✗ `{}` ({}): {}{more}",
+            let miss = format!(
+                "{} ({}): {}",
                 miss.requirement.object,
                 miss.requirement.usage.label(),
                 miss.reason()
-            ))
+            );
+            format!("✗ {}{more}", escape::markdown(&miss))
         }
     }
-}
-
-/// A table cell cannot hold `|` or a line break.
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }

@@ -3,13 +3,17 @@
 //! `consumers/<package>-<version>.json` so `verify` checks a pin offline
 //! ([`super::users_check`]).
 
+use crate::wheel::read_metadata;
+use mooncake_sos_contract::escape::{self, text};
+use mooncake_sos_contract::input;
+use mooncake_sos_contract::model::values::is_python_name;
 use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
 use mooncake_sos_pysource::semantic::{SourceFile, with_model};
-use mooncake_sos_pysource::source::{LoadError, ModuleSource, sha256_hex};
+use mooncake_sos_pysource::source::{LoadError, MAX_MODULE_BYTES, ModuleSource};
 use mooncake_sos_pysource::surface::{self, Access, SurfaceConfig, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Bumped when the shape of [`UserRecord`] changes.
@@ -93,33 +97,15 @@ pub fn path(root: &Path, package: &str, version: &str) -> PathBuf {
 
 impl UserRecord {
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut text = escape::json(&text).into_owned();
         text.push('\n');
         text
     }
 }
 
 pub fn load(path: &Path) -> Result<UserRecord, LoadError> {
-    let display = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LoadError::new(&display, format!("cannot read the user record: {e}")))?;
-    let record: UserRecord = serde_json::from_str(&text).map_err(|e| {
-        LoadError::new(
-            format!("{display}:{}:{}", e.line(), e.column()),
-            format!("not a user record: {e}"),
-        )
-    })?;
-    if record.format != FORMAT {
-        return Err(LoadError::new(
-            format!("{display}:1:1"),
-            format!(
-                "user record of format {} (this build reads {FORMAT}): write it again with \
-                 `cargo xtask users --record`",
-                record.format
-            ),
-        ));
-    }
-    Ok(record)
+    super::record::load_json(path, "user record", FORMAT, "`cargo xtask users --record`")
 }
 
 /// Derives a user's record from its wheel: every `.py` file naming `package` is read with the
@@ -132,30 +118,17 @@ pub fn derive(
 ) -> Result<UserRecord, LoadError> {
     let display = wheel.display().to_string();
     let fail = |m: String| LoadError::new(&display, m);
-    let bytes = std::fs::read(wheel).map_err(|e| fail(format!("cannot read the wheel: {e}")))?;
-    let sha256 = sha256_hex(&bytes);
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| fail(format!("not a wheel: {e}")))?;
-    let (mut sources, mut metadata) = (Vec::new(), None);
-    for i in 0..archive.len() {
-        let mut entry = archive
-            .by_index(i)
-            .map_err(|e| fail(format!("not a wheel: {e}")))?;
-        let name = entry
-            .name()
-            .map_err(|e| fail(format!("not a wheel: {e}")))?
-            .to_string();
-        let is_metadata = name.ends_with(".dist-info/METADATA") && name.matches('/').count() == 1;
-        if !name.ends_with(".py") && !is_metadata {
-            continue;
-        }
-        let mut data = Vec::new();
-        entry
-            .read_to_end(&mut data)
-            .map_err(|e| fail(format!("cannot read {name}: {e}")))?;
-        if is_metadata {
-            metadata = Some(String::from_utf8_lossy(&data).into_owned());
-        } else {
+    let sha256 = input::sha256_file(wheel, MAX_WHEEL_BYTES)
+        .map_err(|e| LoadError::new(e.location(&display), format!("cannot read the wheel: {e}")))?;
+    let mut archive = Archive::open(wheel)?;
+    let names: Vec<String> = archive.members().iter().map(|m| m.name.clone()).collect();
+    let mut metadata = None;
+    let mut sources = Vec::new();
+    for name in names {
+        if name.ends_with(".dist-info/METADATA") && name.matches('/').count() == 1 {
+            metadata = Some(read_metadata(&mut archive, &name)?);
+        } else if name.ends_with(".py") {
+            let data = archive.read(&name, MAX_MODULE_BYTES, "a module")?;
             let seed = memchr(&data, package.as_bytes());
             sources.push((name, data, seed));
         }
@@ -178,11 +151,12 @@ pub fn derive(
         .map(|r| r.split(';').next().unwrap_or(r).trim().to_owned());
     // Read as one program, as `verify --consumer` reads a tree: a file that names the package,
     // and any the flow reaches from one (a subclass of its store class in another file).
+    let files = sources.iter().filter(|s| s.2).count();
     let mut parsed = Vec::new();
-    for (file, data, seed) in &sources {
-        let source = ModuleSource::from_bytes(format!("{display}!{file}"), data.clone())?;
+    for (file, data, seed) in sources {
+        let source = ModuleSource::from_bytes(format!("{display}!{}", text(&file)), data)?;
         let dotted = file.trim_end_matches(".py").replace('/', ".");
-        parsed.push((file, source, dotted, *seed));
+        parsed.push((file, source, dotted, seed));
     }
     let program: Vec<SourceFile<'_>> = parsed
         .iter()
@@ -225,7 +199,9 @@ pub fn derive(
                     None => ((*core).to_owned(), path.clone()),
                 },
                 Target::Dynamic { .. } => continue,
-                Target::Sibling { module } => (module.clone(), String::new()),
+                Target::Sibling { module } | Target::Extension { module } => {
+                    (module.clone(), String::new())
+                }
             };
             let access = match &u.access {
                 Access::Import => UseAccess::Import,
@@ -246,7 +222,7 @@ pub fn derive(
                 g => g.to_string(),
             });
             uses.insert(UserUse {
-                file: (*file).clone(),
+                file: file.clone(),
                 line: u.line,
                 module,
                 member,
@@ -255,17 +231,83 @@ pub fn derive(
             });
         }
     }
-    Ok(UserRecord {
+    let record = UserRecord {
         format: FORMAT,
         package: name.unwrap_or_default().to_lowercase().replace('_', "-"),
         version: version.unwrap_or_default(),
         sha256,
         torch,
-        files: sources.iter().filter(|s| s.2).count(),
+        files,
         uses: uses.into_iter().collect(),
-    })
+    };
+    match misnamed(&display, &record) {
+        Some(e) => Err(e),
+        None => Ok(record),
+    }
+}
+
+/// The first thing in `record` no real user's code could name, at its place in the wheel: a
+/// module or member that is not a dotted Python name, a keyword not a Python name, a file,
+/// guard or torch requirement with a character that does not print. A hostile wheel can
+/// (`getattr(store, "put\x1b[31m")`); its record is refused rather than written.
+fn misnamed(wheel: &str, record: &UserRecord) -> Option<LoadError> {
+    let dotted = |s: &str| s.split('.').all(is_python_name);
+    let prints = |s: &str| s.chars().all(escape::prints);
+    let refuse = |at: String, what: &str, name: &str| {
+        Some(LoadError::new(
+            at,
+            format!(
+                "{what} '{}' is not a Python identifier (ASCII letters, digits and `_`, not \
+                 starting with a digit)",
+                text(name)
+            ),
+        ))
+    };
+    if let Some(torch) = record.torch.as_deref().filter(|t| !prints(t)) {
+        return Some(LoadError::new(
+            format!("{wheel}: METADATA"),
+            format!(
+                "its torch requirement '{}' holds a character that does not print",
+                text(torch)
+            ),
+        ));
+    }
+    for u in &record.uses {
+        let at = format!("{wheel}!{}:{}", text(&u.file), u.line);
+        if !prints(&u.file) {
+            return Some(LoadError::new(
+                at,
+                "the file's name holds a character that does not print",
+            ));
+        }
+        if !dotted(&u.module) {
+            return refuse(at, "the module", &u.module);
+        }
+        if !u.member.is_empty() && !dotted(&u.member) {
+            return refuse(at, &format!("{}'s member", u.module), &u.member);
+        }
+        if let UseAccess::Call { keywords, .. } = &u.access
+            && let Some(k) = keywords.iter().find(|k| !is_python_name(k))
+        {
+            return refuse(at, "the keyword", k);
+        }
+        if let Some(guard) = u.guard.as_deref().filter(|g| !prints(g)) {
+            return Some(LoadError::new(
+                at,
+                format!(
+                    "its guard '{}' holds a character that does not print",
+                    text(guard)
+                ),
+            ));
+        }
+    }
+    None
 }
 
 fn memchr(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
+
+#[cfg(test)]
+#[path = "users_tests.rs"]
+mod tests;

@@ -18,6 +18,8 @@ fn needs(module: &str) -> Vec<Requirement> {
             ("config".into(), "ReplicateConfig".into()),
         ]
         .into(),
+        others: Vec::new(),
+        api: None,
     };
     let source = ModuleSource::from_bytes("m.py", module.as_bytes().to_vec()).unwrap();
     of_surface(&derive(&source, &config).unwrap())

@@ -2,9 +2,9 @@
 //! version (METADATA), the extension module that is the core, and the hashes.
 
 use super::model::ModuleKind;
-use mooncake_sos_pysource::source::{LoadError, sha256_hex};
+use mooncake_sos_pysource::archive::Archive;
+use mooncake_sos_pysource::source::LoadError;
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
 
 /// A wheel and the native core inside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,22 +25,24 @@ pub struct WheelCore {
     pub modules: BTreeMap<String, ModuleKind>,
 }
 
-/// Finds the extension module serving `native_module` (`mooncake.store`) in a wheel's bytes
-/// (`sha256` is theirs; `display` names the wheel in errors).
+/// The largest METADATA read (sglang's is 30 KB).
+pub const MAX_METADATA_BYTES: u64 = 4 << 20;
+/// The largest native core hashed (the real ones: 8-26 MiB).
+pub const MAX_CORE_BYTES: u64 = 128 << 20;
+/// The most modules a core's package may have: the reader lists them all to the import (the
+/// real ones: 20-40).
+pub const MAX_PACKAGE_MODULES: usize = 10_000;
+
+/// Finds the extension module serving `native_module` (`mooncake.store`) in an open wheel
+/// (`sha256` is the wheel file's).
 pub fn inspect(
-    display: &str,
-    bytes: Vec<u8>,
+    wheel: &mut Archive,
     sha256: String,
     native_module: &str,
 ) -> Result<WheelCore, LoadError> {
-    let err = |m: String| LoadError::new(display, m);
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| err(format!("not a wheel (zip archive): {e}")))?;
-    let names: Vec<String> = archive
-        .file_names()
-        .map(|n| n.map(|n| n.into_owned()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| err(format!("not a wheel (zip archive): {e}")))?;
+    let display = wheel.display().to_owned();
+    let err = |m: String| LoadError::new(&display, m);
+    let names: Vec<String> = wheel.members().iter().map(|m| m.name.clone()).collect();
     let metadata = names
         .iter()
         .filter(|n| {
@@ -54,7 +56,7 @@ pub fn inspect(
             metadata.len()
         )));
     };
-    let text = read_member(&mut archive, metadata).map_err(|m| err(format!("{metadata}: {m}")))?;
+    let text = read_metadata(wheel, metadata)?;
     let (package, version) =
         name_and_version(&text).map_err(|m| err(format!("{metadata}: {m}")))?;
     let (module, file) = locate(&names, native_module).ok_or_else(|| {
@@ -64,21 +66,39 @@ pub fn inspect(
             candidates(native_module)
         ))
     })?;
-    let mut core = Vec::new();
-    archive
-        .by_name(&file)
-        .and_then(|mut f| f.read_to_end(&mut core).map_err(Into::into))
-        .map_err(|e| err(format!("cannot unpack {file}: {e}")))?;
     let top = native_module.split('.').next().unwrap_or_default();
+    let modules = package_modules(&names, top);
+    if modules.len() > MAX_PACKAGE_MODULES {
+        return Err(err(format!(
+            "the package `{top}` has {} modules, past the {MAX_PACKAGE_MODULES} the core \
+             reader lists",
+            modules.len()
+        )));
+    }
+    let file_sha256 = wheel.sha256(&file, MAX_CORE_BYTES, "a native core")?;
     Ok(WheelCore {
-        display: display.to_owned(),
+        display,
         package,
         version,
         sha256,
         module,
-        file_sha256: sha256_hex(&core),
+        file_sha256,
         file,
-        modules: package_modules(&names, top),
+        modules,
+    })
+}
+
+/// A wheel's METADATA as text, bounded (a user's wheel is read for it too).
+pub fn read_metadata(wheel: &mut Archive, name: &str) -> Result<String, LoadError> {
+    let bytes = wheel.read(name, MAX_METADATA_BYTES, "a METADATA")?;
+    String::from_utf8(bytes).map_err(|e| {
+        LoadError::new(
+            wheel.display(),
+            format!(
+                "{name}: not UTF-8 (at byte {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
     })
 }
 
@@ -119,19 +139,6 @@ fn is_identifier(s: &str) -> bool {
     mooncake_sos_contract::model::values::is_python_identifier(s)
 }
 
-fn read_member(
-    archive: &mut zip::ZipArchive<Cursor<Vec<u8>>>,
-    name: &str,
-) -> Result<String, String> {
-    let mut text = String::new();
-    archive
-        .by_name(name)
-        .map_err(|e| e.to_string())?
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    Ok(text)
-}
-
 /// `Name` (normalised as PEP 503 does) and `Version` from METADATA's header block. Both end
 /// up in file names (`cores/<package>-<version>.json`), so only their usual characters pass.
 fn name_and_version(metadata: &str) -> Result<(String, String), String> {
@@ -154,14 +161,26 @@ fn name_and_version(metadata: &str) -> Result<(String, String), String> {
         }
     }
     let version = header("Version")?.to_owned();
+    if !is_plain_release(&package, &version) {
+        return Err(format!("unexpected Name {raw:?} or Version {version:?}"));
+    }
+    Ok((package, version))
+}
+
+/// A normalised distribution name (`[a-z0-9-]`, no `-` at either end) and a version of
+/// `[A-Za-z0-9._+!-]`: what a record's file name and every table may hold of a release.
+pub fn is_plain_release(package: &str, version: &str) -> bool {
+    let package_ok = !package.is_empty()
+        && !package.starts_with('-')
+        && !package.ends_with('-')
+        && package
+            .chars()
+            .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'));
     let version_ok = !version.is_empty()
         && version
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._+!-".contains(c));
-    if package.is_empty() || package.starts_with('-') || package.ends_with('-') || !version_ok {
-        return Err(format!("unexpected Name {raw:?} or Version {version:?}"));
-    }
-    Ok((package, version))
+    package_ok && version_ok
 }
 
 /// `(module to import, file)`: `a/b.so` or `a/b.<abi>.so` for `a.b`; else, when `a/b/` is a

@@ -45,7 +45,7 @@ fn engine_calls_are_checked_like_the_cores() {
     assert_eq!(
         failures(ENGINE_USER, &api, &[]),
         [
-            "c.py:8: native mooncake.engine.TransferEngine.get_rpc_port: undeclared: expected a \
+            "c.py:8:7: native mooncake.engine.TransferEngine.get_rpc_port: undeclared: expected a \
              [[native]] entry, found required call() on an instance",
             "c.py:14: native mooncake.engine.TransferEngine.<computed>: computed member name: \
              expected a member name api.toml can declare, found read of a name known only at \
@@ -96,9 +96,11 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
     assert_eq!(
         failures(user, &api, &["mooncake.engine"]),
         [
-            "c.py:1: native mooncake.engine.TransferEngine: undeclared: expected a [[native]] \
-             entry, found required read; also used at line(s) 2",
-            "c.py:2: native mooncake.engine.TransferEngine.initialize: undeclared: expected a \
+            "c.py:1:29: native mooncake.engine.TransferEngine: undeclared: expected a [[native]] \
+             entry, found required read",
+            "c.py:2:1: native mooncake.engine.TransferEngine: undeclared: expected a [[native]] \
+             entry, found required call()",
+            "c.py:2:18: native mooncake.engine.TransferEngine.initialize: undeclared: expected a \
              [[native]] entry, found required call(1 arg) on an instance",
         ]
     );
@@ -108,6 +110,32 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
         [
             "c.py:1: sibling mooncake.engine: undeclared: expected a [[sibling]] entry, found \
           required import at module level"
+        ]
+    );
+}
+
+/// Importing the module whole is its use, listed, that api.toml declares nothing for (the
+/// members used of it are what is declared): no failure, no sibling.
+#[test]
+fn an_extension_imported_whole_is_listed_as_its_import() {
+    let api = mooncake_sos_contract::load_str("api.toml", API).unwrap();
+    let user = "import mooncake.engine\n\
+                def lazy():\n\
+                \x20   from mooncake import engine as e\n\
+                \x20   return e\n";
+    let source = ModuleSource::from_bytes("c.py", user.as_bytes().to_vec()).unwrap();
+    let file = ConsumerFile {
+        source,
+        module: "c".into(),
+        named: true,
+    };
+    let report = check(&api, &[file], &["mooncake.engine".to_owned()]).unwrap();
+    assert_eq!(report.failure_lines(), Vec::<String>::new());
+    assert_eq!(
+        report.use_lines("mooncake.store"),
+        [
+            "c.py:1: extension mooncake.engine: import at module level: required",
+            "c.py:3: extension mooncake.engine: import: optional, lazy, in the function at line 2",
         ]
     );
 }

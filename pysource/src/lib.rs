@@ -1,12 +1,13 @@
 //! Checks an upstream module's source against the api.toml model, statically: the module is
 //! parsed in Rust (ruff's parser), never imported, so no Python or native core is needed.
 //!
-//! [`source`] reads a `.py` or the module out of a wheel, [`extract`] keeps the module-level
+//! [`source`] reads a `.py` or the module out of a wheel ([`archive`] reads wheels, bounded), [`extract`] keeps the module-level
 //! facts, [`check`] compares them with the model into a [`report::Report`]; [`matrix`] does
 //! that across releases, [`pin`] edits api.toml's pin, [`fetch`] downloads the pinned file;
 //! [`surface`] derives what the module uses of the native core and of its package and checks it
 //! against the manifest's `[[native]]` and `[[sibling]]` declarations.
 
+pub mod archive;
 pub mod check;
 pub mod consumer;
 pub mod default_expr;

@@ -1,25 +1,17 @@
 //! Where the upstream module's text comes from: a `.py` file, or the module inside a wheel.
 //! Both are untrusted: only regular files are opened (a FIFO or a device is refused, not
-//! waited on), and every read is bounded whatever a file or a zip header claims.
+//! waited on), and every read is bounded whatever a file or a zip header claims
+//! ([`crate::archive`] reads wheels).
 
+use crate::archive::Archive;
 use mooncake_sos_contract::input::{self, ReadError};
 use ruff_text_size::TextSize;
 use sha2::{Digest, Sha256};
-use std::cell::Cell;
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 /// The largest module source read: the real one is 257 KB.
 pub const MAX_MODULE_BYTES: u64 = 8 << 20;
-/// The largest wheel opened: the real ones are under 50 MB.
-pub const MAX_WHEEL_BYTES: u64 = 1 << 30;
-/// What the zip reader may read to list a wheel's members (its central directory: 4-18 KB
-/// in the mooncake wheels, 95 KB in numpy's). A header claiming millions of entries costs
-/// no more than this (~50,000 entries; ~3 s in a debug build on a loaded machine).
-pub const MAX_DIRECTORY_BYTES: u64 = 4 << 20;
 
 /// The text of one upstream module, and how reports name it.
 #[derive(Clone, Debug)]
@@ -61,7 +53,7 @@ impl LoadError {
     }
 
     /// `what` of `display` could not be read: located at the bad byte for bad UTF-8.
-    fn read(display: &str, what: &str, e: &ReadError) -> Self {
+    pub(crate) fn read(display: &str, what: &str, e: &ReadError) -> Self {
         Self::new(e.location(display), format!("cannot read {what}: {e}"))
     }
 }
@@ -106,87 +98,17 @@ impl ModuleSource {
     /// Like [`Self::read_wheel`], but `None` for a wheel without the module (a release
     /// that predates it), which the matrix shows rather than refuses.
     pub fn read_wheel_if_present(path: &Path, dotted: &str) -> Result<Option<Self>, LoadError> {
-        let display = path.display().to_string();
-        let mut archive = open_wheel(path)?;
-        let member = module_member(dotted);
-        // Two entries of one name: which is installed depends on the installer. Refused.
-        if archive.has_duplicate_names() {
-            let msg = "the wheel lists a member name more than once: a damaged or forged archive";
-            return Err(LoadError::new(&display, msg));
-        }
-        let Some(index) = archive.index_for_name(&member) else {
+        let mut wheel = Archive::open(path)?;
+        Self::from_wheel(&mut wheel, &module_member(dotted))
+    }
+
+    /// The module at `member` of an open wheel, or `None` when it has none.
+    pub fn from_wheel(wheel: &mut Archive, member: &str) -> Result<Option<Self>, LoadError> {
+        if wheel.member(member).is_none() {
             return Ok(None);
-        };
-        let unpack =
-            |e: &dyn fmt::Display| LoadError::new(&display, format!("cannot unpack {member}: {e}"));
-        let entry = archive.by_index(index).map_err(|e| unpack(&e))?;
-        // Whatever the header says the member inflates to, no more than the limit is read.
-        let bytes = input::read_bounded(entry, MAX_MODULE_BYTES).map_err(|e| match e {
-            ReadError::TooLarge { .. } => LoadError::new(
-                &display,
-                format!(
-                    "{member} inflates past {} MiB: not a module this tool reads",
-                    MAX_MODULE_BYTES >> 20
-                ),
-            ),
-            other => unpack(&other),
-        })?;
-        Self::from_bytes(format!("{display}!{member}"), bytes).map(Some)
-    }
-}
-
-/// A wheel's member list, read within [`MAX_WHEEL_BYTES`] and [`MAX_DIRECTORY_BYTES`].
-fn open_wheel(path: &Path) -> Result<zip::ZipArchive<Budget>, LoadError> {
-    let display = path.display().to_string();
-    let file = input::open_regular(path).map_err(|e| LoadError::read(&display, "the wheel", &e))?;
-    let size = file
-        .metadata()
-        .map_err(|e| LoadError::new(&display, format!("cannot read the wheel: {e}")))?
-        .len();
-    if size > MAX_WHEEL_BYTES {
-        let msg = format!(
-            "larger than the {} MiB a wheel may be",
-            MAX_WHEEL_BYTES >> 20
-        );
-        return Err(LoadError::new(&display, msg));
-    }
-    let left = Rc::new(Cell::new(MAX_DIRECTORY_BYTES));
-    let reader = Budget {
-        file: BufReader::new(file),
-        left: left.clone(),
-    };
-    let archive = zip::ZipArchive::new(reader)
-        .map_err(|e| LoadError::new(&display, format!("not a wheel (zip archive): {e}")))?;
-    // The one member is read next: its compressed bytes, bounded like its text.
-    left.set(MAX_MODULE_BYTES + (1 << 20));
-    Ok(archive)
-}
-
-/// A file that refuses to be read past a budget: the zip reader reads what headers tell it
-/// to, and a header can claim anything.
-struct Budget {
-    file: BufReader<File>,
-    left: Rc<Cell<u64>>,
-}
-
-impl Read for Budget {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.left.get();
-        if left == 0 && !buf.is_empty() {
-            return Err(io::Error::other(
-                "the archive's headers ask for more than a wheel's directory needs",
-            ));
         }
-        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let n = self.file.read(&mut buf[..want])?;
-        self.left.set(left - n as u64);
-        Ok(n)
-    }
-}
-
-impl Seek for Budget {
-    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        self.file.seek(pos)
+        let bytes = wheel.read(member, MAX_MODULE_BYTES, "a module")?;
+        Self::from_bytes(format!("{}!{member}", wheel.display()), bytes).map(Some)
     }
 }
 
@@ -224,11 +146,9 @@ pub fn wheels_in(dir: &Path, package: &str) -> Result<Vec<PathBuf>, LoadError> {
 /// when read).
 fn ships_package(wheel: &Path, package: &str) -> bool {
     let prefix = format!("{package}/");
-    open_wheel(wheel).ok().is_none_or(|archive| {
-        archive
-            .file_names()
-            .any(|n| n.is_ok_and(|n| n.starts_with(&prefix)))
-    })
+    Archive::open(wheel)
+        .ok()
+        .is_none_or(|w| w.members().iter().any(|m| m.name.starts_with(&prefix)))
 }
 
 /// Offsets of line starts, for 1-based line numbers.

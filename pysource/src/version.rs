@@ -2,7 +2,7 @@
 //! Versions are read by the manifest's own rule (`values::parse_version`, pep440_rs), so a
 //! release the matrix names is one api.toml can record.
 
-use mooncake_sos_contract::model::values::parse_version;
+use mooncake_sos_contract::model::values::{is_dist_name, parse_version};
 use std::cmp::Ordering;
 use std::path::Path;
 
@@ -15,14 +15,16 @@ pub struct Release {
 }
 
 impl Release {
-    /// From a wheel's file name; `None` when it does not follow the wheel naming rule.
+    /// From a wheel's file name; `None` when it does not follow the wheel naming rule (a
+    /// distribution name of PEP 508's characters, a version api.toml can record: what the
+    /// tables print of it cannot be markup).
     pub fn from_wheel(path: &Path) -> Option<Release> {
         let name = path.file_name()?.to_str()?.strip_suffix(".whl")?;
         let mut parts = name.split('-');
         let package = parts.next()?.replace('_', "-");
         let version = parts.next()?.to_owned();
         // python, abi, platform tags (and an optional build tag before them).
-        (parts.count() >= 3 && !package.is_empty() && parse_version(&version).is_some())
+        (parts.count() >= 3 && is_dist_name(&package) && parse_version(&version).is_some())
             .then_some(Release { package, version })
     }
 }
@@ -83,5 +85,7 @@ mod tests {
         assert_eq!(r.version, "0.3.12.post1");
         assert_eq!(Release::from_wheel(Path::new("x.whl")), None);
         assert_eq!(Release::from_wheel(Path::new("a-b-c-d-e.whl")), None);
+        let markup = "x|<img src=y>\x1b[31m-1.0-py3-none-any.whl";
+        assert_eq!(Release::from_wheel(Path::new(markup)), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Upstream wheels are untrusted: headers that lie (zip64 sizes, entry counts, directory
 //! sizes), a small wheel whose member inflates to 2 GiB, a central directory of 400,000
-//! entries, duplicate members, random damage (proptest); FIFOs, devices and directories
+//! entries, duplicate members (also under two spellings of one path), random damage
+//! (proptest); FIFOs, devices and directories
 //! given as files. Each is a value or an error within seconds: never a panic, a hang or an
 //! unbounded read.
 
@@ -230,23 +231,31 @@ fn lying_and_hostile_wheels_are_errors_within_seconds() {
         (
             "2 GiB of zeros in 2 MB, honest headers",
             zip(&[(bomb(None), bomb_mib << 20)], Claims::default()),
-            Err("inflates past 8 MiB"),
+            Err("its members inflate to 2048 MiB together, past the 1024 MiB a wheel may"),
+        ),
+        (
+            "2 GiB of zeros in 2 MB, headers claiming 512 MiB",
+            zip(
+                &[(bomb(Some(512 << 20)), bomb_mib << 20)],
+                Claims::default(),
+            ),
+            Err("inflates past 8 MiB (512 MiB declared): not a module this tool reads"),
         ),
         (
             "2 GiB of zeros in 2 MB, headers claiming 100 bytes",
             zip(&[(bomb(Some(100)), bomb_mib << 20)], Claims::default()),
             Err("larger than its declared uncompressed size"),
         ),
-        // The old reader reserved what the header claimed first: a capacity-overflow panic.
+        // An old reader reserved what the header claimed first: a capacity-overflow panic.
         (
             "zip64 size 2^63",
             zip(&lie(Some(1 << 63), None), Claims::default()),
-            Ok(read),
+            Err("past the 1024 MiB a wheel may"),
         ),
         (
             "zip64 size u64::MAX",
             zip(&lie(Some(u64::MAX), None), Claims::default()),
-            Ok(read),
+            Err("past the 1024 MiB a wheel may"),
         ),
         (
             "compressed size 2^62",
@@ -278,7 +287,7 @@ fn lying_and_hostile_wheels_are_errors_within_seconds() {
         (
             "400,000 entries (a 34 MB directory)",
             zip(&many, Claims::default()),
-            Err("ask for more than a wheel's directory needs"),
+            Err("ask for more than a wheel's directory and members need"),
         ),
         (
             "the module twice",
@@ -290,6 +299,48 @@ fn lying_and_hostile_wheels_are_errors_within_seconds() {
                 Claims::default(),
             ),
             Err("lists a member name more than once"),
+        ),
+        // pip writes `./m/x.py` and `m//x.py` where it writes `m/x.py`: the reader would read
+        // one copy and pip install the other.
+        (
+            "the module twice, once as ./",
+            zip(
+                &[
+                    (Entry::stored(MEMBER, TEXT), TEXT.len() as u64),
+                    (Entry::stored(&format!("./{MEMBER}"), b"x = 1\n"), 6),
+                ],
+                Claims::default(),
+            ),
+            Err("the wheel names mooncake/structured_object_store.py twice \
+                 (\"mooncake/structured_object_store.py\" and \"./mooncake/structured_object_store.py\")"),
+        ),
+        (
+            "the module twice, once through ..",
+            zip(
+                &[
+                    (
+                        Entry::stored(
+                            "mooncake/../mooncake//structured_object_store.py",
+                            b"x = 1\n",
+                        ),
+                        6,
+                    ),
+                    (Entry::stored(MEMBER, TEXT), TEXT.len() as u64),
+                ],
+                Claims::default(),
+            ),
+            Err("the wheel names mooncake/structured_object_store.py twice"),
+        ),
+        (
+            "a member outside the wheel",
+            zip(
+                &[
+                    (Entry::stored(MEMBER, TEXT), TEXT.len() as u64),
+                    (Entry::stored("../evil.py", b""), 0),
+                ],
+                Claims::default(),
+            ),
+            Err("member \"../evil.py\" leads outside the wheel"),
         ),
         (
             "the module not UTF-8",

@@ -1,8 +1,9 @@
 //! `--fetch`: the module at a commit from `<raw_base_url>/<repo>/<commit>/<path>`, checked
 //! against its sha256 and cached. Offline unless asked.
 
+use mooncake_sos_contract::input::{self, ReadError};
 use mooncake_sos_contract::model::Upstream;
-use mooncake_sos_pysource::source::{LoadError, ModuleSource, sha256_hex};
+use mooncake_sos_pysource::source::{LoadError, MAX_MODULE_BYTES, ModuleSource, sha256_hex};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -25,6 +26,32 @@ impl Fetch {
         )
     }
 
+    fn cached_path(&self, upstream: &Upstream, commit: &str) -> PathBuf {
+        self.cache_dir.join(commit).join(upstream.file_name())
+    }
+
+    /// The module at `commit` from the cache, when it is there with the sha256 `want`. A
+    /// FIFO or a device where it belongs is an error, never waited on.
+    pub fn cached(
+        &self,
+        upstream: &Upstream,
+        commit: &str,
+        want: &str,
+    ) -> Result<Option<ModuleSource>, LoadError> {
+        let cached = self.cached_path(upstream, commit);
+        let display = cached.display().to_string();
+        match input::read_bytes(&cached, MAX_MODULE_BYTES) {
+            Ok(bytes) if sha256_hex(&bytes) == want => {
+                ModuleSource::from_bytes(display, bytes).map(Some)
+            }
+            Err(e @ ReadError::NotAFile(_)) => Err(LoadError::new(
+                &display,
+                format!("cannot read the cached module: {e}"),
+            )),
+            _ => Ok(None),
+        }
+    }
+
     /// The module at `commit`; when `sha256` is given the file must have it (a cached copy
     /// is used only then: without a known hash there is nothing to trust it by).
     pub fn module(
@@ -34,14 +61,15 @@ impl Fetch {
         sha256: Option<&str>,
     ) -> Result<ModuleSource, LoadError> {
         let url = self.url(upstream, commit);
-        let cached = self.cache_dir.join(commit).join(upstream.file_name());
+        let cached = self.cached_path(upstream, commit);
         if let Some(want) = sha256
-            && let Ok(bytes) = std::fs::read(&cached)
-            && sha256_hex(&bytes) == want
+            && let Some(module) = self.cached(upstream, commit, want)?
         {
-            return ModuleSource::from_bytes(cached.display().to_string(), bytes);
+            return Ok(module);
         }
-        let bytes = get(&url, Limits::default()).map_err(|e| LoadError::new(&url, e))?;
+        let bytes = get(&url, Limits::default())
+            .map_err(|e| LoadError::new(&url, e))?
+            .body;
         let found = sha256_hex(&bytes);
         if let Some(want) = sha256
             && found != want
@@ -84,15 +112,24 @@ impl Default for Limits {
 }
 
 /// GET through python3's urllib: python3 is already a dependency of the tool (`verify
-/// --python`, the images), and urllib gives http and https (redirects, chunked bodies, TLS)
-/// with no HTTP or TLS crate linked in.
+/// --python`, the images), and urllib gives http and https (chunked bodies, TLS) with no HTTP
+/// or TLS crate linked in. Redirects are followed only within the URL's own scheme, host and
+/// port ([`crate::links::ORIGIN_PY`]); the URL finally read is printed after the body's end,
+/// on stderr.
 const URLLIB_GET: &str = r#"
-import sys, urllib.error, urllib.request
+import json, sys, urllib.error, urllib.parse, urllib.request
 url, limit, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+class Guard(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if origin(newurl) != origin(url):
+            sys.stderr.write("\n@refused " + json.dumps([req.full_url, code, msg, newurl]) + "\n")
+            sys.exit(4)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 request = urllib.request.Request(url, headers={"User-Agent": "mooncake-sos-xtask", "Accept-Encoding": "identity"})
 try:
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    with urllib.request.build_opener(Guard).open(request, timeout=timeout) as response:
         body = response.read(limit + 1)
+        final = response.geturl()
 except urllib.error.HTTPError as e:
     version = getattr(e.fp, "version", 11)
     sys.stderr.write(f"server answered `HTTP/{version // 10}.{version % 10} {e.code} {e.reason}`")
@@ -104,17 +141,29 @@ if len(body) > limit:
     sys.stderr.write(f"the response is larger than {limit} bytes")
     sys.exit(3)
 sys.stdout.buffer.write(body)
+sys.stderr.write("\n@final " + final + "\n")
 "#;
 
+/// A 200 response's body, and the URL it came from (after redirects within the origin).
+#[derive(Debug)]
+pub struct Response {
+    pub body: Vec<u8>,
+    pub url: String,
+}
+
 /// The body of a 200 response to GET `url`, within `limits`.
-pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
+pub fn get(url: &str, limits: Limits) -> Result<Response, String> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err("the URL must start with http:// or https://".into());
     }
     let mut cmd = Command::new("python3");
-    cmd.args(["-c", URLLIB_GET, url])
-        .arg(limits.max_bytes.to_string())
-        .arg(limits.timeout.as_secs_f64().to_string());
+    cmd.args([
+        "-c",
+        &format!("{}{URLLIB_GET}", crate::links::ORIGIN_PY),
+        url,
+    ])
+    .arg(limits.max_bytes.to_string())
+    .arg(limits.timeout.as_secs_f64().to_string());
     // urllib's timeout is per socket operation; this bounds the whole download.
     let bound = mooncake_sos_contract::bounded::Limits {
         max_capture: limits.max_bytes + 1,
@@ -131,6 +180,16 @@ pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
     })?;
     let (status, body) = (done.status, done.stdout);
     let message = String::from_utf8_lossy(&done.stderr).into_owned();
+    let marked = |mark: &str| {
+        message
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(mark))
+            .map(str::to_owned)
+    };
+    if let Some(refused) = marked("@refused ") {
+        return Err(crate::links::refused_redirect(&refused));
+    }
     if !status.success() {
         return Err(if message.is_empty() {
             format!("python3 failed ({status})")
@@ -144,7 +203,8 @@ pub fn get(url: &str, limits: Limits) -> Result<Vec<u8>, String> {
             limits.max_bytes
         ));
     }
-    Ok(body)
+    let url = marked("@final ").unwrap_or_else(|| url.to_owned());
+    Ok(Response { body, url })
 }
 
 #[cfg(test)]
@@ -186,12 +246,14 @@ mod tests {
     fn reads_length_and_chunked_bodies_and_names_the_status() {
         let limits = Limits::default();
         assert_eq!(
-            get(&serve_once(Some(ok(b"hello"))), limits).unwrap(),
+            get(&serve_once(Some(ok(b"hello"))), limits).unwrap().body,
             b"hello"
         );
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n";
         assert_eq!(
-            get(&serve_once(Some(chunked.to_vec())), limits).unwrap(),
+            get(&serve_once(Some(chunked.to_vec())), limits)
+                .unwrap()
+                .body,
             b"hello"
         );
         let missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec();

@@ -8,11 +8,12 @@
 
 use super::{links, listing};
 use mooncake_sos_contract::bounded::step::bounded;
-use mooncake_sos_pysource::source::{LoadError, MAX_WHEEL_BYTES, sha256_hex};
+use mooncake_sos_contract::{input, kept};
+use mooncake_sos_pysource::archive::MAX_WHEEL_BYTES;
+use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::Release;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use std::io::Read;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -54,6 +55,11 @@ pub struct Wheel {
     pub downloaded: bool,
 }
 
+/// Bumped when what the cache keeps of an index's answers changes.
+const FORMAT: &str = "watch-index-2";
+/// The largest answer kept (an index page; real ones are under 100 KB).
+const MAX_ANSWER_BYTES: u64 = 16 << 20;
+
 #[derive(Serialize, Deserialize)]
 struct Versions {
     versions: Vec<String>,
@@ -71,8 +77,9 @@ impl Index {
     /// The releases of `package` the index lists for this interpreter, in version order.
     pub fn versions(&self, package: &str) -> Result<Vec<String>, LoadError> {
         let record = self.index_dir().join(format!("{package}.versions.json"));
+        let key = self.answer_key(&["versions", package]);
         if self.offline {
-            let text = std::fs::read_to_string(&record).map_err(|_| {
+            let text = self.kept_answer(&record, &key)?.ok_or_else(|| {
                 LoadError::new(
                     package,
                     "--offline: the cache has no listing of this package; run watch online once",
@@ -91,7 +98,7 @@ impl Index {
         };
         let page = crate::fetch::get(&url, limits)
             .map_err(|e| LoadError::new(package, format!("listing its releases: {url}: {e}")))?;
-        let versions = listing::versions(&String::from_utf8_lossy(&page), package, &python);
+        let versions = listing::versions(&String::from_utf8_lossy(&page.body), package, &python);
         if versions.is_empty() {
             return Err(LoadError::new(
                 package,
@@ -102,7 +109,7 @@ impl Index {
             versions: versions.clone(),
         })
         .unwrap_or_default();
-        store(&record, json.as_bytes(), package)?;
+        store(&record, &key, json.as_bytes(), package)?;
         Ok(versions)
     }
 
@@ -126,9 +133,9 @@ impl Index {
             .index_dir()
             .join(package)
             .join(format!("{version}.json"));
-        if let Some(mut wheel) = self.cached(&record) {
+        let key = self.answer_key(&["wheel", package, version]);
+        if let Some(mut wheel) = self.cached(&record, &key)? {
             touch(&wheel.path);
-            self.mark_verified(&wheel);
             wheel.downloaded = false;
             return Ok(wheel);
         }
@@ -143,8 +150,8 @@ impl Index {
             .url
             .as_deref()
             .map(|base| links::page_url(base, package));
-        if let (Some(page), Some(url)) = (&listed, &page_url)
-            && !links::lists_wheel(page, package, version)
+        if let (Some(listed), Some(url)) = (&listed, &page_url)
+            && !links::lists_wheel(&listed.page, package, version)
         {
             return Err(LoadError::new(
                 &label,
@@ -159,17 +166,20 @@ impl Index {
             .join(format!("{package}-{version}"));
         std::fs::create_dir_all(&partial)
             .map_err(|e| LoadError::new(partial.display().to_string(), e.to_string()))?;
-        let mut cmd = self.pip();
-        cmd.args(["download", "--no-deps", "--only-binary=:all:", "--dest"])
-            .arg(&partial)
-            .arg(format!("{package}=={version}"));
-        self.index_args(&mut cmd);
-        self.run(cmd, &label, "downloading its wheel")?;
+        let args = [
+            "download".into(),
+            "--no-deps".into(),
+            "--only-binary=:all:".into(),
+            "--dest".into(),
+            partial.clone().into_os_string(),
+            format!("{package}=={version}").into(),
+        ];
+        let redirects = self.pip(&args, &label, "downloading its wheel")?;
         let mut wheel = self.settle(&partial, package, version)?;
         // What pip fetched is the file the checked page lists (when it gives a hash).
         if let Some(want) = listed
-            .as_deref()
-            .and_then(|page| links::listed_sha256(page, &wheel.file))
+            .as_ref()
+            .and_then(|l| links::listed_sha256(&l.page, &wheel.file))
             && want != wheel.sha256
         {
             let _ = std::fs::remove_dir_all(wheel.path.parent().unwrap_or(&wheel.path));
@@ -181,13 +191,13 @@ impl Index {
                 ),
             ));
         }
+        // Where the file was read: its link, after the redirects pip followed.
         wheel.url = listed
-            .as_deref()
-            .zip(page_url.as_deref())
-            .and_then(|(page, url)| links::file_url(page, url, &wheel.file));
+            .as_ref()
+            .and_then(|l| links::file_url(&l.page, &l.url, &wheel.file))
+            .map(|url| links::redirected(&url, &redirects));
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
-        store(&record, json.as_bytes(), &label)?;
-        self.mark_verified(&wheel);
+        store(&record, &key, json.as_bytes(), &label)?;
         Ok(Wheel {
             downloaded: true,
             ..wheel
@@ -203,10 +213,11 @@ impl Index {
         version: &str,
     ) -> Result<Vec<(String, String)>, LoadError> {
         let record = self.index_dir().join(format!("{package}.page.html"));
+        let key = self.answer_key(&["page", package]);
         let base = self.url.as_deref().unwrap_or("https://pypi.org/simple/");
         let url = format!("{}/{package}/", base.trim_end_matches('/'));
         let page = if self.offline {
-            std::fs::read_to_string(&record).map_err(|_| {
+            self.kept_answer(&record, &key)?.ok_or_else(|| {
                 LoadError::new(
                     package,
                     "--offline: the cache has no index page of this package; run adopt online once",
@@ -217,8 +228,10 @@ impl Index {
                 max_bytes: 16 << 20,
                 timeout: self.timeout,
             };
-            let bytes = crate::fetch::get(&url, limits).map_err(|e| LoadError::new(&url, e))?;
-            store(&record, &bytes, package)?;
+            let bytes = crate::fetch::get(&url, limits)
+                .map_err(|e| LoadError::new(&url, e))?
+                .body;
+            store(&record, &key, &bytes, package)?;
             String::from_utf8_lossy(&bytes).into_owned()
         };
         let mut files: Vec<(String, String)> = page
@@ -298,32 +311,44 @@ impl Index {
         removed
     }
 
-    fn cached(&self, record: &Path) -> Option<Wheel> {
-        let mut wheel: Wheel = serde_json::from_str(&std::fs::read_to_string(record).ok()?).ok()?;
+    /// The cached wheel its record names, when the blob's bytes still have the record's
+    /// sha256: trusted only by its hash, taken again on every use (a file altered in place
+    /// keeps its size, mtime and inode, not its hash); a damaged or replaced one is
+    /// downloaded again.
+    fn cached(&self, record: &Path, key: &str) -> Result<Option<Wheel>, LoadError> {
+        let Some(text) = self.kept_answer(record, key)? else {
+            return Ok(None);
+        };
+        let Ok(mut wheel) = serde_json::from_str::<Wheel>(&text) else {
+            return Ok(None);
+        };
         wheel.path = self.blob(&wheel.sha256, &wheel.file);
-        // Trusted only by its hash: a damaged or replaced file is downloaded again. The hash
-        // is taken again only when the file changed since it last matched.
-        let verified = std::fs::read_to_string(self.verified_path(&wheel.sha256)).ok();
-        if verified.is_some() && verified == stamp(&wheel.path) {
-            return Some(wheel);
+        match hash_file(&wheel.path) {
+            Ok(sha256) => Ok((sha256 == wheel.sha256).then_some(wheel)),
+            Err(e @ input::ReadError::NotAFile(_)) => {
+                let display = wheel.path.display().to_string();
+                Err(LoadError::new(
+                    &display,
+                    format!("cannot read the cached wheel: {e}"),
+                ))
+            }
+            Err(_) => Ok(None),
         }
-        (hash_file(&wheel.path).ok()? == wheel.sha256).then_some(wheel)
     }
 
-    /// `verified/<sha256>`: the blob's size, mtime and inode when its hash last matched.
-    fn verified_path(&self, sha256: &str) -> PathBuf {
-        self.cache_dir.join("verified").join(sha256)
+    /// The key of what the index answered for `what` (`["wheel", package, version]`): the
+    /// index's URL and the question.
+    fn answer_key(&self, what: &[&str]) -> String {
+        let url = self.url.as_deref().unwrap_or("pip's configured index");
+        sha256_hex(format!("{FORMAT}\0{url}\0{}", what.join("\0")).as_bytes())
     }
 
-    /// Records that the blob, as it is now, has its sha256 (just hashed, or trusted and then
-    /// only touched by this process).
-    fn mark_verified(&self, wheel: &Wheel) {
-        if let Some(stamp) = stamp(&wheel.path) {
-            let _ = mooncake_sos_contract::atomic::write_atomic(
-                &self.verified_path(&wheel.sha256),
-                stamp.as_bytes(),
-            );
-        }
+    /// An answer this tool kept at `path` for `key`, as it wrote it.
+    fn kept_answer(&self, path: &Path, key: &str) -> Result<Option<String>, LoadError> {
+        kept::read_text(path, key, MAX_ANSWER_BYTES).map_err(|e| {
+            let display = path.display().to_string();
+            LoadError::new(e.location(&display), format!("cannot read the cache: {e}"))
+        })
     }
 
     /// `blobs/<sha256>/<file name>`: keyed by hash, under the name pip needs to install it.
@@ -389,38 +414,54 @@ impl Index {
         })
     }
 
-    fn pip(&self) -> Command {
+    /// Runs `pip ARGS` against the index, bounded in time, its temporary files in a scratch
+    /// directory (gone with it on every path; a killed run's swept at the next start). With
+    /// `--index-url`, pip follows redirects only within the index's scheme, host and port;
+    /// returns the redirects it followed (`[from, status, reason, to]` lines).
+    fn pip(&self, args: &[OsString], label: &str, doing: &str) -> Result<String, LoadError> {
+        let work = mooncake_sos_contract::bounded::scratch("pip").map_err(|e| {
+            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
+        })?;
+        let log = work.path().join("redirects.jsonl");
         let mut cmd = Command::new(&self.python);
-        cmd.args(["-m", "pip", "--disable-pip-version-check", "--no-input"])
+        match &self.url {
+            Some(url) => {
+                let guard = format!("{}{}", links::ORIGIN_PY, links::PIP_GUARD_PY);
+                cmd.arg("-c").arg(guard).arg(url).arg(&log);
+            }
+            None => {
+                cmd.args(["-m", "pip"]);
+            }
+        }
+        cmd.args(["--disable-pip-version-check", "--no-input"])
+            .args(args)
+            .env("TMPDIR", work.path())
             // Only the index answers: a find-links directory would add releases it lacks.
             .env_remove("PIP_FIND_LINKS")
             .env_remove("PIP_NO_INDEX");
-        cmd
-    }
-
-    fn index_args(&self, cmd: &mut Command) {
         if let Some(url) = &self.url {
             cmd.args(["--index-url", url]);
             cmd.env_remove("PIP_EXTRA_INDEX_URL");
         }
-    }
-
-    fn run(&self, mut cmd: Command, label: &str, doing: &str) -> Result<String, LoadError> {
-        // pip's own temporary files go in a scratch directory, so they go with it on every
-        // path (and a killed run's are swept at the next start).
-        let work = mooncake_sos_contract::bounded::scratch("pip").map_err(|e| {
-            LoadError::new(label, format!("cannot make a temporary directory: {e}"))
-        })?;
-        cmd.env("TMPDIR", work.path());
         let done = bounded(cmd, Instant::now() + self.timeout).map_err(|e| {
             LoadError::new(label, format!("pip, {doing}: {}", e.describe(self.timeout)))
         })?;
+        let redirects = input::read_text(&log, MAX_ANSWER_BYTES).unwrap_or_default();
+        if done.status.code() == Some(links::REDIRECT_REFUSED)
+            && let Some(last) = redirects.lines().last()
+        {
+            let first = serde_json::from_str::<(String, u16, String, String)>(last).map_or_else(
+                |_| label.to_owned(),
+                |r| links::redirected_from(&r.0, &redirects),
+            );
+            return Err(LoadError::new(first, links::refused_redirect(last)));
+        }
         if !done.status.success() {
             let why = links::pip_hash_mismatch(&done.stderr)
                 .unwrap_or_else(|| format!("pip, {doing}, {}", done.failure(3)));
             return Err(LoadError::new(label, why));
         }
-        Ok(done.stdout)
+        Ok(redirects)
     }
 }
 
@@ -441,34 +482,9 @@ fn only_wheel(dir: &Path, package: &str, version: &str) -> Option<String> {
         })
 }
 
-/// sha256 of a file, read in blocks (wheels are tens of MB), within the wheel bound.
-fn hash_file(path: &Path) -> std::io::Result<String> {
-    let file = std::fs::File::open(path)?;
-    let mut reader = file.take(MAX_WHEEL_BYTES + 1);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(mooncake_sos_contract::model::hex(&hasher.finalize()))
-}
-
-/// A file's size, mtime (ns) and inode: any write or replacement changes it.
-fn stamp(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(format!(
-        "{} {}.{:09} {} {}",
-        m.len(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ino(),
-        m.dev()
-    ))
+/// sha256 of a wheel file, read in blocks, within the wheel bound.
+fn hash_file(path: &Path) -> Result<String, input::ReadError> {
+    input::sha256_file(path, MAX_WHEEL_BYTES)
 }
 
 /// Marks a cached wheel as just used (the trim removes the least recently used first).
@@ -478,8 +494,8 @@ fn touch(path: &Path) {
     }
 }
 
-fn store(path: &Path, bytes: &[u8], label: &str) -> Result<(), LoadError> {
-    mooncake_sos_contract::atomic::write_atomic(path, bytes).map_err(|e| {
+fn store(path: &Path, key: &str, bytes: &[u8], label: &str) -> Result<(), LoadError> {
+    kept::write(path, key, bytes).map_err(|e| {
         LoadError::new(
             label,
             format!("cannot write the cache ({}): {e}", path.display()),

@@ -101,3 +101,70 @@ fn trim_sweeps_stale_partial_downloads() {
     assert_eq!(removed, [stale.display().to_string()]);
     assert!(!stale.exists() && fresh.exists());
 }
+
+/// A cached wheel is trusted by its hash alone, taken on every use: altered in place (same
+/// size, mtime and inode), it is no longer served; before, a stamp of its size, mtime and
+/// inode stood in for the hash once it had matched.
+#[test]
+fn a_cached_wheel_altered_in_place_is_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_in(dir.path());
+    let downloaded = dir.path().join("p-1.0-py3-none-any.whl");
+    std::fs::write(&downloaded, b"the wheel's bytes").unwrap();
+    let wheel = index
+        .keep("p", "1.0", &downloaded, "p-1.0-py3-none-any.whl")
+        .unwrap();
+    let record = index.index_dir().join("p").join("1.0.json");
+    let key = index.answer_key(&["wheel", "p", "1.0"]);
+    let json = serde_json::to_string(&wheel).unwrap();
+    super::store(&record, &key, json.as_bytes(), "p 1.0").unwrap();
+    let served = index.wheel("p", "1.0").unwrap();
+    assert_eq!(
+        (served.sha256, served.path.clone()),
+        (wheel.sha256, wheel.path)
+    );
+
+    let before = std::fs::metadata(&served.path).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&served.path)
+        .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, b"THE", 0).unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = std::fs::metadata(&served.path).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        (after.len(), after.mtime(), after.mtime_nsec(), after.ino()),
+        (
+            before.len(),
+            before.mtime(),
+            before.mtime_nsec(),
+            before.ino()
+        )
+    );
+    let err = index.wheel("p", "1.0").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "p 1.0: error: --offline: this release's wheel is not in the cache; run once without --offline"
+    );
+}
+
+/// What the index answered is served only as this tool kept it: a listing edited by hand
+/// (a release dropped) is a miss.
+#[test]
+fn an_edited_listing_is_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_in(dir.path());
+    let record = index.index_dir().join("p.versions.json");
+    let key = index.answer_key(&["versions", "p"]);
+    super::store(&record, &key, br#"{"versions": ["1.0", "1.1"]}"#, "p").unwrap();
+    assert_eq!(index.versions("p").unwrap(), ["1.0", "1.1"]);
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, text.replace(", \"1.1\"", "")).unwrap();
+    let err = index.versions("p").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "p: error: --offline: the cache has no listing of this package; run watch online once"
+    );
+}

@@ -44,8 +44,12 @@ pub struct PackageReport {
     pub package: String,
     /// Every release the index lists (for this interpreter).
     pub listed: Vec<String>,
-    /// The ones checked: from the oldest release api.toml names on (all with `--all`).
+    /// The ones checked: from the oldest release api.toml names on (all with `--all`), at
+    /// most `--max-releases` of them: those api.toml names, then the newest.
     pub releases: Vec<ReleaseReport>,
+    /// The ones past `--max-releases`, not checked (each costs a download and a check).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 impl Report {
@@ -62,6 +66,9 @@ pub struct Timings {
     pub downloads: usize,
     pub downloaded_bytes: u64,
     pub checks: Duration,
+    /// Releases whose verdict an earlier run kept (the rest were checked).
+    pub kept: usize,
+    pub checked: usize,
     pub total: Duration,
 }
 
@@ -70,6 +77,9 @@ pub struct Options<'a> {
     pub reader: &'a Reader,
     /// Every listed release, not only those from the oldest api.toml names.
     pub all: bool,
+    /// The most releases of one package checked (those api.toml names first, then the
+    /// newest); the rest are reported as skipped.
+    pub max_releases: usize,
     /// The pinned module, when it could be had (`--fetch`'s cache or a download).
     pub pinned: Option<ModuleSource>,
     /// `--smoke`: the consumer's scenarios against each release that runs here.
@@ -90,31 +100,69 @@ pub fn packages(api: &Api) -> Vec<String> {
     out
 }
 
-/// The oldest release api.toml names (an image's, a core's, [drop]'s).
-fn floor(api: &Api) -> Option<String> {
+/// The releases api.toml names (an image's, its pin's, a core's, [drop]'s), oldest first.
+fn named(api: &Api) -> Vec<String> {
     let mut named: Vec<Release> = Vec::new();
-    for image in &api.images {
-        let v = match &image.layer {
-            Layer::Overlay { base_version, .. }
-            | Layer::Pin { base_version, .. }
-            | Layer::Check { base_version, .. } => base_version,
-            Layer::Fill { version, .. } => version,
-        };
-        for version in [v, &image.core.version] {
-            named.push(Release {
-                package: String::new(),
-                version: version.clone(),
-            });
-        }
-    }
-    if let Some((_, v)) = &api.drop.first_release {
+    let mut add = |version: &String| {
         named.push(Release {
             package: String::new(),
-            version: v.clone(),
-        });
+            version: version.clone(),
+        })
+    };
+    for image in &api.images {
+        match &image.layer {
+            Layer::Overlay { base_version, .. } | Layer::Check { base_version, .. } => {
+                add(base_version)
+            }
+            Layer::Pin {
+                base_version,
+                release,
+                ..
+            } => {
+                add(base_version);
+                add(&release.version);
+            }
+            Layer::Fill { version, .. } => add(version),
+        }
+        add(&image.core.version);
+    }
+    if let Some((_, v)) = &api.drop.first_release {
+        add(v);
     }
     named.sort_by(compare);
-    named.into_iter().next().map(|r| r.version)
+    named.into_iter().map(|r| r.version).collect()
+}
+
+/// Of the releases `wanted` (version order), at most `max`: those api.toml names, then the
+/// newest; and the others.
+fn cap<'a>(
+    wanted: Vec<&'a String>,
+    named: &[String],
+    max: usize,
+) -> (Vec<&'a String>, Vec<String>) {
+    if wanted.len() <= max {
+        return (wanted, Vec::new());
+    }
+    let mut keep: Vec<bool> = wanted.iter().map(|v| named.contains(v)).collect();
+    let mut left = max.saturating_sub(keep.iter().filter(|k| **k).count());
+    for k in keep.iter_mut().rev() {
+        if left == 0 {
+            break;
+        }
+        if !*k {
+            *k = true;
+            left -= 1;
+        }
+    }
+    let (mut kept, mut skipped) = (Vec::new(), Vec::new());
+    for (version, keep) in wanted.into_iter().zip(keep) {
+        if keep {
+            kept.push(version);
+        } else {
+            skipped.push(version.clone());
+        }
+    }
+    (kept, skipped)
 }
 
 /// Lists, downloads and checks every release, then plans every image. `manifest_text` is
@@ -127,7 +175,12 @@ pub fn run(
 ) -> Result<(Report, Timings), LoadError> {
     let started = Instant::now();
     let mut timings = Timings::default();
-    let floor = if options.all { None } else { floor(api) };
+    let named = named(api);
+    let floor = if options.all {
+        None
+    } else {
+        named.first().cloned()
+    };
     // 1. list and download
     let t = Instant::now();
     let progress = options.progress;
@@ -148,30 +201,38 @@ pub fn run(
     timings.listing = t.elapsed();
     let mut listed = Vec::new();
     for (versions, package) in listings {
-        let mut wheels = Vec::new();
         let wanted: Vec<&String> = versions
             .iter()
             .filter(|v| at_least(v, floor.as_deref()))
             .collect();
-        // Each release is fetched, then checked.
+        let (wanted, skipped) = cap(wanted, &named, options.max_releases);
+        // Each release is fetched, then checked. Fetched in parallel: a download is mostly
+        // pip starting up.
         progress.expect(2 * wanted.len() as u64);
-        for version in wanted {
-            let t = Instant::now();
-            progress.start(&format!(
-                "{package} {version}: the wheel (cache or download)"
-            ));
-            let wheel = options.index.wheel(&package, version)?;
-            progress.done();
-            if wheel.downloaded {
-                timings.download += t.elapsed();
-                timings.downloads += 1;
-                timings.downloaded_bytes += wheel.size;
-            }
-            wheels.push(wheel);
+        let t = Instant::now();
+        let wheels = wanted
+            .par_iter()
+            .map(|version| {
+                progress.start(&format!(
+                    "{package} {version}: the wheel (cache or download)"
+                ));
+                let wheel = options.index.wheel(&package, version);
+                progress.done();
+                wheel
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            // The first error in version order, whichever thread met it first.
+            .collect::<Result<Vec<Wheel>, LoadError>>()?;
+        let downloaded: Vec<&Wheel> = wheels.iter().filter(|w| w.downloaded).collect();
+        if !downloaded.is_empty() {
+            timings.download += t.elapsed();
         }
-        listed.push((package, versions, wheels));
+        timings.downloads += downloaded.len();
+        timings.downloaded_bytes += downloaded.iter().map(|w| w.size).sum::<u64>();
+        listed.push((package, versions, wheels, skipped));
     }
-    let all: Vec<&Wheel> = listed.iter().flat_map(|(_, _, w)| w).collect();
+    let all: Vec<&Wheel> = listed.iter().flat_map(|(_, _, w, _)| w).collect();
     options.index.trim(&all);
     // 2. the baseline: the pinned module, else the module of [drop]'s first release.
     let t = Instant::now();
@@ -215,39 +276,42 @@ pub fn run(
         for user in &image.users {
             let path = mooncake_sos_native::users::path(root, &user.package, &user.version);
             if path.exists() {
-                // The record's text is part of the verdicts' key.
-                user_texts.push(std::fs::read_to_string(&path).unwrap_or_default());
-                users.push((image.id.clone(), mooncake_sos_native::users::load(&path)?));
+                let record = mooncake_sos_native::users::load(&path)?;
+                // The record as loaded is part of the verdicts' key.
+                user_texts.push(record.to_json());
+                users.push((image.id.clone(), record));
             }
         }
     }
     let verdicts = verdicts::Verdicts::new(
         Some(options.index.cache_dir.join("verdicts")),
-        &[
-            manifest_text,
-            &baseline,
-            baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
-            &sides_identity(&sides),
-            &user_texts.join("\0"),
-            &options.reader.identity(),
-            &options
+        &verdicts::Inputs {
+            manifest: manifest_text,
+            baseline: &baseline,
+            baseline_sha256: baseline_source.as_ref().map_or("", |s| s.sha256.as_str()),
+            sides: &sides_identity(&sides),
+            users: &user_texts.join("\0"),
+            reader: &options.reader.identity(),
+            smoke: &options
                 .smoker
                 .map_or_else(|| "no smoke".to_owned(), |s| s.identity()),
-        ],
+            tool: &verdicts::tool_identity(),
+        },
     );
     // 3. every release: an earlier verdict on the same inputs, else checked (in parallel:
     // each is a parse, a core read, a smoke, independent of the others).
     let found: Vec<Option<ReleaseReport>> = all
         .iter()
         .map(|w| {
-            let kept = verdicts.get(w);
+            let kept = verdicts.get(w)?;
             if kept.is_some() {
                 progress.start(&format!("{} {}: checking", w.package, w.version));
                 progress.done();
             }
-            kept
+            Ok(kept)
         })
-        .collect();
+        .collect::<Result<_, LoadError>>()?;
+    timings.kept = found.iter().flatten().count();
     let missing: Vec<&Wheel> = all
         .iter()
         .zip(&found)
@@ -277,6 +341,7 @@ pub fn run(
             .collect::<Vec<_>>()
             .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
+        timings.checked = checked.len();
         for (w, report) in missing.iter().zip(&checked) {
             verdicts.put(w, report);
         }
@@ -285,7 +350,7 @@ pub fn run(
     let mut checked = checked.into_iter();
     let mut found = found.into_iter();
     let mut packages = Vec::new();
-    for (package, versions, wheels) in listed {
+    for (package, versions, wheels, skipped) in listed {
         let releases = wheels
             .iter()
             .map(|_| {
@@ -300,6 +365,7 @@ pub fn run(
             package,
             listed: versions,
             releases,
+            skipped,
         });
     }
     let releases: Vec<ReleaseReport> = packages
@@ -392,4 +458,22 @@ fn sides_identity(sides: &[(images::ImageSide, Option<&'static str>, String)]) -
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn past_the_cap_the_named_releases_and_the_newest_are_checked() {
+        let wanted: Vec<String> = (0..8).map(|i| format!("0.{i}")).collect();
+        let refs: Vec<&String> = wanted.iter().collect();
+        let named = ["0.1".to_owned(), "0.3".to_owned()];
+        let (kept, skipped) = super::cap(refs.clone(), &named, 5);
+        assert_eq!(kept, ["0.1", "0.3", "0.5", "0.6", "0.7"]);
+        assert_eq!(skipped, ["0.0", "0.2", "0.4"]);
+        let (kept, skipped) = super::cap(refs.clone(), &named, 8);
+        assert_eq!((kept.len(), skipped.len()), (8, 0));
+        // More named than the cap: every named one still.
+        let (kept, _) = super::cap(refs, &named, 1);
+        assert_eq!(kept, ["0.1", "0.3"]);
+    }
 }

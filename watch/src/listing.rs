@@ -3,6 +3,7 @@
 //! its tags, or a source archive), whose `data-requires-python` it meets, not yanked, not
 //! pre-releases. The interpreter's tags and version are asked of its pip once and kept.
 
+use mooncake_sos_contract::kept;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::{Release, compare};
 use pep440_rs::{Version, VersionSpecifiers};
@@ -17,10 +18,14 @@ pub struct Interpreter {
     pub tags: BTreeSet<String>,
 }
 
+/// The largest tags answer read (pip lists ~1,000 tags, 40 KB).
+const MAX_TAGS_BYTES: u64 = 4 << 20;
+
 const TAGS_PY: &str = "import platform\nfrom pip._internal.utils.compatibility_tags import get_supported\nprint(platform.python_version())\nfor t in get_supported():\n    print(t)\n";
 
 impl Interpreter {
-    /// Asked of `python`'s pip, kept in `cache_dir` by the interpreter's path, size and mtime.
+    /// Asked of `python`'s pip, kept in `cache_dir` by the interpreter's path, size and mtime
+    /// (served only as written: [`kept`]).
     pub fn of(
         python: &Path,
         cache_dir: &Path,
@@ -29,9 +34,16 @@ impl Interpreter {
         let label = python.display().to_string();
         let key = sha256_hex(format!("{TAGS_PY}\0{}", identity(python)).as_bytes());
         let record = cache_dir.join(format!("tags-{}.txt", &key[..16]));
-        let text = match std::fs::read_to_string(&record) {
-            Ok(text) => text,
-            Err(_) => {
+        let kept = kept::read_text(&record, &key, MAX_TAGS_BYTES).map_err(|e| {
+            let display = record.display().to_string();
+            LoadError::new(
+                e.location(&display),
+                format!("cannot read the kept tags: {e}"),
+            )
+        })?;
+        let text = match kept {
+            Some(text) => text,
+            None => {
                 let mut cmd = std::process::Command::new(python);
                 cmd.args(["-c", TAGS_PY]);
                 let done = mooncake_sos_contract::bounded::step::bounded(
@@ -49,8 +61,7 @@ impl Interpreter {
                         format!("reading its wheel tags through pip {why}"),
                     ));
                 }
-                let _ =
-                    mooncake_sos_contract::atomic::write_atomic(&record, done.stdout.as_bytes());
+                let _ = kept::write(&record, &key, done.stdout.as_bytes());
                 done.stdout
             }
         };

@@ -1,9 +1,11 @@
 //! The watch report as text (default), a Markdown table for a PR body, GitHub workflow
 //! annotations against api.toml's lines, or JSON. Every format carries the same facts and
-//! nothing machine-specific (no cache paths, no timings).
+//! nothing machine-specific (no cache paths, no timings). What a release, its core, its
+//! module or the index page says goes through [`escape`] for the format it lands in.
 
 use super::Report;
 use super::release::{CoreVerdict, ReleaseReport, Smoke};
+use mooncake_sos_contract::escape;
 
 /// The 1-based line of the value at `keys` in the TOML `text` (1 when it cannot be found).
 pub fn line_of(text: &str, keys: &[&str]) -> usize {
@@ -77,9 +79,30 @@ fn summary(s: &str) -> String {
     }
 }
 
+/// How many of the releases whose module carries the API had their own core checked (read
+/// here and fitted to the module): `4 of the 4 API-carrying releases' cores checked`. A core
+/// that could not be read here (a library it needs) is the difference.
+pub fn cores_checked(report: &Report) -> String {
+    let carrying: Vec<&ReleaseReport> = report
+        .packages
+        .iter()
+        .flat_map(|p| &p.releases)
+        .filter(|r| r.carries_api)
+        .collect();
+    let checked = carrying
+        .iter()
+        .filter(|r| !matches!(r.core, CoreVerdict::Unknown { .. }))
+        .count();
+    format!(
+        "{checked} of the {} API-carrying releases' cores checked",
+        carrying.len()
+    )
+}
+
 pub fn text(report: &Report) -> String {
+    let t = |s: &str| escape::text(s).into_owned();
     let mut out = String::new();
-    out.push_str(&format!("baseline: {}\n", report.baseline));
+    out.push_str(&format!("baseline: {}\n", t(&report.baseline)));
     for p in &report.packages {
         out.push_str(&format!(
             "\n{} ({} listed, {} checked)\n",
@@ -87,32 +110,39 @@ pub fn text(report: &Report) -> String {
             p.listed.len(),
             p.releases.len()
         ));
+        if !p.skipped.is_empty() {
+            out.push_str(&format!(
+                "  not checked ({}, past --max-releases): {}\n",
+                p.skipped.len(),
+                p.skipped.join(", ")
+            ));
+        }
         for r in &p.releases {
-            out.push_str(&format!("  {}: {}\n", r.version, release_summary(r)));
+            out.push_str(&format!("  {}: {}\n", r.version, t(&release_summary(r))));
         }
     }
+    out.push_str(&format!("\ncores: {}\n", cores_checked(report)));
     for i in &report.images {
         out.push_str(&format!(
             "\nimage {}: {} on {} {}\n",
             i.image, i.strategy, i.package, i.version
         ));
         match &i.transition {
-            Some(s) => out.push_str(&format!("  transition: {} -> {s}\n", i.strategy)),
+            Some(s) => out.push_str(&format!(
+                "  transition: {} -> {}\n",
+                i.strategy,
+                t(&s.to_string())
+            )),
             None => out.push_str("  transition: none now\n"),
         }
         for b in &i.blocked {
-            out.push_str(&format!("  blocked: {b}\n"));
+            out.push_str(&format!("  blocked: {}\n", t(&b.to_string())));
         }
         for b in &i.breaking {
-            out.push_str(&format!("  breaks: {b}\n"));
+            out.push_str(&format!("  breaks: {}\n", t(&b.to_string())));
         }
     }
     out
-}
-
-/// Markdown table cells may not hold a `|` or a line break.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 pub fn markdown(report: &Report) -> String {
@@ -121,7 +151,12 @@ pub fn markdown(report: &Report) -> String {
     );
     for i in &report.images {
         let transition = i.transition.as_ref().map_or("none now".to_owned(), |s| {
-            format!("**{} → {}**: {}", i.strategy, s.target(), s.reason)
+            format!(
+                "**{} → {}**: {}",
+                i.strategy,
+                s.target(),
+                escape::markdown(&s.reason)
+            )
         });
         let list = |steps: &[super::plan::Step]| {
             if steps.is_empty() {
@@ -129,20 +164,20 @@ pub fn markdown(report: &Report) -> String {
             } else {
                 steps
                     .iter()
-                    .map(|b| b.to_string())
+                    .map(|b| escape::markdown(&b.to_string()))
                     .collect::<Vec<_>>()
                     .join("<br>")
             }
         };
         out.push_str(&format!(
-            "| `{}` | {} on {} {} | {} | {} | {} |\n",
-            i.image,
+            "| {} | {} on {} {} | {} | {} | {} |\n",
+            escape::markdown(&i.image),
             i.strategy,
             i.package,
             i.version,
-            cell(&transition),
-            cell(&list(&i.blocked)),
-            cell(&list(&i.breaking))
+            transition,
+            list(&i.blocked),
+            list(&i.breaking)
         ));
     }
     out.push_str("\n| package | release | verdict |\n|---|---|---|\n");
@@ -152,23 +187,29 @@ pub fn markdown(report: &Report) -> String {
                 "| {} | {} | {} |\n",
                 p.package,
                 r.version,
-                cell(&release_summary(r))
+                escape::markdown(&release_summary(r))
+            ));
+        }
+        if !p.skipped.is_empty() {
+            out.push_str(&format!(
+                "| {} | {} | not checked (past --max-releases) |\n",
+                p.package,
+                p.skipped.join(", ")
             ));
         }
     }
-    out.push_str(&format!("\nBaseline: {}\n", cell(&report.baseline)));
+    out.push_str(&format!(
+        "\nBaseline: {}\n",
+        escape::markdown(&report.baseline)
+    ));
+    out.push_str(&format!("\nCores: {}\n", cores_checked(report)));
     out
 }
 
 /// `::notice` for a transition, `::warning` for a newer release that breaks the image, at
 /// the line of the image's `strategy` in `manifest` (the path as the workflow names it).
 pub fn github(report: &Report, manifest: &str) -> String {
-    // Workflow commands end at a line break and treat `%` specially: escape as GitHub does.
-    let esc = |s: &str| {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    };
+    let (manifest, esc) = (escape::github_property(manifest), escape::github_data);
     let mut out = String::new();
     for i in &report.images {
         if let Some(s) = &i.transition {
@@ -196,8 +237,13 @@ pub fn github(report: &Report, manifest: &str) -> String {
 }
 
 pub fn json(report: &Report) -> String {
-    serde_json::to_string_pretty(report).unwrap_or_default()
+    let json = serde_json::to_string_pretty(report).unwrap_or_default();
+    escape::json(&json).into_owned()
 }
+
+#[cfg(test)]
+#[path = "render_tests.rs"]
+mod hostile;
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,17 @@
 //! The consumer's scenarios against a release: a throwaway venv with the release's wheel
 //! (and numpy, msgpack) installed, then the generated shim's `python3 -m <shim> --smoke`,
 //! which starts the wheel's own `mooncake_master`. Bounded in time; the verdict is cached by
-//! the wheel's and the shim's sha256, so a warm run does not run it again.
+//! the wheel's and the shim's sha256 (served only as written: [`kept`]), so a warm run does
+//! not run it again.
 
 use super::index::Wheel;
 use mooncake_sos_contract::bounded::step::{StepError, bounded, tail};
+use mooncake_sos_contract::input::{self, ReadError};
+use mooncake_sos_contract::kept;
 use mooncake_sos_native::read::{installed, missing_library};
 use mooncake_sos_native::runtime::provides;
 use mooncake_sos_native::wheel::inspect;
+use mooncake_sos_pysource::archive::Archive;
 use mooncake_sos_pysource::source::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -29,6 +33,9 @@ pub enum Smoke {
         reason: String,
     },
 }
+
+/// The largest smoke verdict read (a few KB).
+const MAX_SMOKE_BYTES: u64 = 4 << 20;
 
 /// How the smoke runs.
 #[derive(Clone, Debug)]
@@ -60,10 +67,10 @@ impl Smoker {
     /// What a smoke's verdict depends on besides the wheel, for the verdicts' key: the shim's
     /// text, where the dependencies come from, the interpreter, the libraries, isolation.
     pub fn identity(&self) -> String {
-        let shim = std::fs::read(&self.shim).unwrap_or_default();
+        let shim = self.shim_text().unwrap_or_default();
         format!(
             "smoke {} {:?} {:?} {:?} {} {:?} {:?}",
-            mooncake_sos_pysource::source::sha256_hex(&shim),
+            sha256_hex(shim.as_bytes()),
             self.deps,
             self.index_url,
             self.python,
@@ -73,23 +80,45 @@ impl Smoker {
         )
     }
 
+    /// The generated shim's text, read bounded.
+    fn shim_text(&self) -> Result<String, ReadError> {
+        input::read_text(&self.shim, input::MAX_TEXT_BYTES)
+    }
+
     /// The smoke's verdict for `wheel`.
     pub fn run(&self, wheel: &Wheel) -> Smoke {
-        let Ok(shim) = std::fs::read_to_string(&self.shim) else {
-            return Smoke::NotRun {
-                reason: format!("no shim at {} (run regen)", self.shim.display()),
-            };
+        let shim = match self.shim_text() {
+            Ok(shim) => shim,
+            Err(ReadError::NotFound) => {
+                return Smoke::NotRun {
+                    reason: format!("no shim at {} (run regen)", self.shim.display()),
+                };
+            }
+            Err(e) => {
+                let display = self.shim.display().to_string();
+                return Smoke::NotRun {
+                    reason: format!("{}: cannot read the shim: {e}", e.location(&display)),
+                };
+            }
         };
         let key = sha256_hex(format!("{}\0{shim}", wheel.sha256).as_bytes());
         let cached = self
             .cache_dir
             .join("smoke")
             .join(format!("{}.json", &key[..32]));
-        if let Some(smoke) = std::fs::read_to_string(&cached)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-        {
-            return smoke;
+        match kept::read_text(&cached, &key, MAX_SMOKE_BYTES) {
+            Ok(Some(text)) => {
+                if let Ok(smoke) = serde_json::from_str(&text) {
+                    return smoke;
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let display = cached.display().to_string();
+                return Smoke::NotRun {
+                    reason: format!("{}: cannot read the kept smoke: {e}", e.location(&display)),
+                };
+            }
         }
         if self.offline && self.deps.is_none() {
             return Smoke::NotRun {
@@ -102,7 +131,7 @@ impl Smoker {
         if !matches!(smoke, Smoke::NotRun { .. })
             && let Ok(json) = serde_json::to_string(&smoke)
         {
-            let _ = mooncake_sos_contract::atomic::write_atomic(&cached, json.as_bytes());
+            let _ = kept::write(&cached, &key, json.as_bytes());
         }
         smoke
     }
@@ -225,10 +254,9 @@ impl Smoker {
         deadline: Instant,
     ) -> Result<Vec<PathBuf>, String> {
         let mut brought = Vec::new();
-        let core = std::fs::read(&wheel.path).ok().and_then(|bytes| {
-            let display = wheel.path.display().to_string();
-            inspect(&display, bytes, wheel.sha256.clone(), &self.native_module).ok()
-        });
+        let core = Archive::open(&wheel.path)
+            .and_then(|mut w| inspect(&mut w, wheel.sha256.clone(), &self.native_module))
+            .ok();
         // A wheel whose core cannot be found: the smoke says what happens.
         let Some(core) = core else {
             return Ok(brought);

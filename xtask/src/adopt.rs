@@ -8,6 +8,7 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
+use mooncake_sos_contract::escape::text;
 use mooncake_sos_contract::model::Strategy;
 use mooncake_sos_watch as watch;
 use watch::adopt::Target;
@@ -68,7 +69,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
                 None => {
                     println!(
                         "adopt: refused: watch proposes no release to pin image `{}`; name one with --version; nothing written",
-                        args.image
+                        text(&args.image)
                     );
                     return Ok(Outcome::Failed);
                 }
@@ -79,9 +80,10 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         Ok(why) => why,
         Err(why) => {
             println!(
-                "adopt: refused: image `{}` -> {}: {why}; nothing written",
-                args.image,
-                target.strategy()
+                "adopt: refused: image `{}` -> {}: {}; nothing written",
+                text(&args.image),
+                target.strategy(),
+                text(&why)
             );
             return Ok(Outcome::Failed);
         }
@@ -103,14 +105,18 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         &renames,
     )?;
     println!(
-        "adopt: image `{}`: {from} -> {}{}: {why}",
-        args.image,
+        "adopt: image `{}`: {from} -> {}{}: {}",
+        text(&args.image),
         target.strategy(),
         match &target {
-            Target::Pin { version } =>
-                format!(" at {version} ({} wheel hashes recorded)", wheels.len()),
+            Target::Pin { version } => format!(
+                " at {} ({} wheel hashes recorded)",
+                text(version),
+                wheels.len()
+            ),
             _ => String::new(),
-        }
+        },
+        text(&why)
     );
     Ok(outcome)
 }

@@ -5,6 +5,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::FetchArgs;
+use mooncake_sos_contract::escape::text;
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_contract::model::values::is_hex;
 use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
@@ -51,7 +52,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     if !checked.ok() {
         println!(
             "bump: refused: {} does not carry the API api.toml declares; nothing written",
-            source.display
+            text(&source.display)
         );
         return Ok(Outcome::Failed);
     }
@@ -73,9 +74,9 @@ fn fetch_file_set(fetch: &Fetch, api: &Api, commit: &str) -> Result<()> {
     for file in &api.upstream.files {
         let base = fetch.base_url.trim_end_matches('/');
         let url = format!("{base}/{}/{commit}/{}", api.upstream.repo, file.path);
-        let bytes =
+        let response =
             get(&url, Limits::default()).map_err(|e| BadInput(format!("{url}: error: {e}")))?;
-        let found = sha256_hex(&bytes);
+        let found = sha256_hex(&response.body);
         if found != file.sha256 {
             return Err(BadInput(format!(
                 "{url}: error: sha256 is {found}, expected {} ([[upstream.file]] {} in api.toml)",

@@ -6,6 +6,7 @@ use crate::core_diff::{self, Form};
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::Reading;
+use mooncake_sos_contract::escape::{self, text};
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_native::images::{self, Unread};
 use mooncake_sos_native::needs::{from_manifest, serve};
@@ -69,8 +70,19 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     let mut outcome = Outcome::Ok;
     if args.json {
         let all: Vec<&CoreSurface> = surfaces.iter().map(|(_, s, _)| s).collect();
-        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+        let json = serde_json::to_string_pretty(&all).unwrap_or_default();
+        println!("{}", escape::json(&json));
     } else if args.record {
+        // A name Python could not hold is refused for every wheel before any is written.
+        for (wheel, surface, _) in &surfaces {
+            if let Some(name) = record::misnamed(surface) {
+                return Err(BadInput(format!(
+                    "{}: error: its core has a name that is not a Python identifier: {name} (ASCII \
+                     letters, digits and `_`, not starting with a digit); nothing written",
+                    wheel.display()
+                )));
+            }
+        }
         for (_, surface, _) in &surfaces {
             let state = match record::drift(&root, surface) {
                 Drift::Current => "unchanged",
@@ -85,24 +97,26 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
                 }
             };
             let rel = record::relative_path(&surface.wheel.package, &surface.wheel.version);
-            println!("{state}: {rel}");
+            println!("{state}: {}", text(&rel));
         }
     } else if args.check {
         for (wheel, surface, _) in &surfaces {
             let rel = record::relative_path(&surface.wheel.package, &surface.wheel.version);
+            let (rel, wheel) = (text(&rel), wheel.display().to_string());
             match record::drift(&root, surface) {
                 Drift::Current => println!("current: {rel}"),
                 Drift::Missing => {
                     println!(
                         "missing: {rel} (`cargo xtask core --record {}`)",
-                        wheel.display()
+                        text(&wheel)
                     );
                     outcome = Outcome::Failed;
                 }
                 Drift::Differs(diff) => {
                     print!(
-                        "stale: {rel} (`cargo xtask core --record {}`)\n{diff}",
-                        wheel.display()
+                        "stale: {rel} (`cargo xtask core --record {}`)\n{}",
+                        text(&wheel),
+                        escape::lines(&diff)
                     );
                     outcome = Outcome::Failed;
                 }
@@ -110,7 +124,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         }
     } else {
         for (wheel, surface, origin) in &surfaces {
-            println!("{}", summary(api, wheel, surface, *origin));
+            println!("{}", text(&summary(api, wheel, surface, *origin)));
         }
     }
     if args.images && !images(api, &root)? {
@@ -166,18 +180,18 @@ fn images(api: &Api, root: &Path) -> Result<bool> {
                 if verdict.compatible {
                     println!(
                         "image {image}: core {} ({rel}) serves api.toml's {} native needs",
-                        core.label(),
+                        text(&core.label()),
                         needs.len()
                     );
                 } else {
                     ok = false;
                     println!(
                         "image {image}: core {} ({rel}) does not serve {} of api.toml's native needs:",
-                        core.label(),
+                        text(&core.label()),
                         verdict.missing.len()
                     );
                     for miss in &verdict.missing {
-                        println!("  {}", miss.line());
+                        println!("  {}", text(&miss.line()));
                     }
                 }
             }

@@ -3,6 +3,7 @@
 //! record from `cores/`.
 
 use crate::exit::{Outcome, Result};
+use mooncake_sos_contract::escape;
 use mooncake_sos_native::diff::{Change, CoreDiff, Impact, diff};
 use mooncake_sos_native::{CoreSurface, Reader, record};
 use std::path::Path;
@@ -35,7 +36,7 @@ pub fn run(
         Form::Markdown => print!("{}", markdown(&diff)),
         Form::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&diff).unwrap_or_default()
+            escape::json(&serde_json::to_string_pretty(&diff).unwrap_or_default())
         ),
     }
     Ok(if diff.breaking().next().is_some() {
@@ -75,8 +76,14 @@ fn counts(diff: &CoreDiff) -> String {
         .join(", ")
 }
 
+/// One line per change; every name from the cores escaped ([`escape::text`]).
 pub fn text(diff: &CoreDiff) -> String {
-    let mut out = format!("{} -> {}: {}\n", diff.old, diff.new, counts(diff));
+    let mut out = format!(
+        "{} -> {}: {}\n",
+        escape::text(&diff.old),
+        escape::text(&diff.new),
+        counts(diff)
+    );
     for (impact, title) in SECTIONS {
         let changes: Vec<&Change> = diff.of(impact).collect();
         if changes.is_empty() {
@@ -84,15 +91,25 @@ pub fn text(diff: &CoreDiff) -> String {
         }
         out.push_str(&format!("{title}:\n"));
         for c in changes {
-            out.push_str(&format!("  {}: {}\n", c.path, c.what));
+            out.push_str(&format!(
+                "  {}: {}\n",
+                escape::text(&c.path),
+                escape::text(&c.what)
+            ));
         }
     }
     out
 }
 
+/// A heading and a table per section; every name from the cores a code span
+/// ([`escape::markdown`]), so none can add a row, a heading, a link or an image.
 pub fn markdown(diff: &CoreDiff) -> String {
-    let cell = |s: &str| s.replace('|', "\\|");
-    let mut out = format!("### {} → {}\n\n{}\n", diff.old, diff.new, counts(diff));
+    let mut out = format!(
+        "### {} → {}\n\n{}\n",
+        escape::markdown(&diff.old),
+        escape::markdown(&diff.new),
+        counts(diff)
+    );
     for (impact, title) in SECTIONS {
         let changes: Vec<&Change> = diff.of(impact).collect();
         if changes.is_empty() {
@@ -105,7 +122,11 @@ pub fn markdown(diff: &CoreDiff) -> String {
             changes.len()
         ));
         for c in changes {
-            out.push_str(&format!("| `{}` | {} |\n", cell(&c.path), cell(&c.what)));
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                escape::markdown(&c.path),
+                escape::markdown(&c.what)
+            ));
         }
     }
     out

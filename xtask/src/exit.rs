@@ -25,13 +25,14 @@ impl<E: std::fmt::Display> From<E> for BadInput {
 
 pub type Result<T = Outcome> = std::result::Result<T, BadInput>;
 
-/// The exit code of a finished command; bad input is printed to stderr here.
+/// The exit code of a finished command; bad input is printed to stderr here, escaped: it may
+/// quote a wheel, a record or a page.
 pub fn code(result: Result) -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
         Err(BadInput(message)) => {
-            eprint!("{message}");
+            eprint!("{}", mooncake_sos_contract::escape::lines(&message));
             if !message.ends_with('\n') {
                 eprintln!();
             }

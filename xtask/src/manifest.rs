@@ -203,7 +203,8 @@ fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
         .collect();
     for c in &drifted {
         println!("{}: {}", c.status.label(), c.path);
-        print!("{}", c.diff());
+        // The outputs hold what api.toml took from index pages (wheel file names).
+        print!("{}", mooncake_sos_contract::escape::lines(&c.diff()));
     }
     if drifted.is_empty() {
         println!(

@@ -3,6 +3,7 @@
 
 use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
+use mooncake_sos_contract::escape::{self, lines, text};
 use mooncake_sos_contract::model::Api;
 use mooncake_sos_native::CoreSurface;
 use mooncake_sos_native::images::{self, ImageFinding};
@@ -10,7 +11,7 @@ use mooncake_sos_native::isolate::Isolation;
 use mooncake_sos_native::read::Reader;
 use mooncake_sos_native::record;
 use mooncake_sos_native::runtime::Runtimes;
-use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
+use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_watch as watch;
 use mooncake_sos_watch::fetch::Fetch;
 use std::path::PathBuf;
@@ -55,9 +56,9 @@ impl Checked {
 
     pub fn print(&self) {
         for line in &self.lines {
-            println!("{line}");
+            println!("{}", text(line));
         }
-        println!("{}", self.summary);
+        println!("{}", text(&self.summary));
     }
 }
 
@@ -80,7 +81,7 @@ pub fn check(
     }
     lines.extend(surface.failure_lines());
     for line in surface.warning_lines() {
-        eprintln!("{line}");
+        eprintln!("{}", text(&line));
     }
     let findings = images::check(&sides, &surface.file, &surface.uses);
     lines.extend(findings.iter().map(ImageFinding::line));
@@ -88,7 +89,7 @@ pub fn check(
     let users = mooncake_sos_native::users_check::pin_users(api, manifest.root())?;
     for pin in &users {
         for line in &pin.verdict.warnings {
-            eprintln!("warning: {line}");
+            eprintln!("warning: {}", text(line));
         }
         lines.extend(pin.verdict.failures.iter().cloned());
     }
@@ -256,7 +257,7 @@ pub fn print_json_report(
     let mut value = serde_json::to_value(report).map_err(json)?;
     value["images"] = serde_json::to_value(findings).map_err(json)?;
     value["ok"] = ok.into();
-    println!("{value:#}");
+    println!("{}", escape::json(&format!("{value:#}")));
     Ok(())
 }
 
@@ -306,6 +307,10 @@ pub struct WatchArgs {
     /// Check every listed release, not only those from the oldest api.toml names.
     #[arg(long)]
     pub all: bool,
+    /// The most releases of one package checked (each is a download and a check): those
+    /// api.toml names, then the newest; the others are listed as not checked.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_releases: usize,
     /// Run the consumer's scenarios (`python3 -m <shim> --smoke`) against every release whose
     /// wheel runs here, each in a throwaway venv.
     #[arg(long)]
@@ -338,8 +343,11 @@ impl WatchArgs {
             runtimes.offline = self.index.offline;
         }
         let pinned = self
-            .pinned(manifest)
-            .inspect_err(|why| eprintln!("watch: the pinned module: {why}"))
+            .pinned(manifest)?
+            .inspect_err(|why| {
+                let why = why.to_string();
+                eprintln!("watch: the pinned module: {}", lines(&why));
+            })
             .ok();
         let smoker = watch::smoke::Smoker {
             python: self.reading.interpreter(),
@@ -361,6 +369,7 @@ impl WatchArgs {
             index: &index,
             reader: &reader,
             all: self.all,
+            max_releases: self.max_releases,
             pinned,
             smoker: self.smoke.then_some(&smoker),
             progress: &progress,
@@ -374,25 +383,27 @@ impl WatchArgs {
     }
 
     /// The pinned module: from `--fetch`'s cache (sha256-checked), else downloaded unless
-    /// offline.
-    fn pinned(&self, manifest: &Manifest) -> Result<ModuleSource, String> {
+    /// offline; why it could not be had is not an error (the baseline falls back), a cache
+    /// entry that is not a file is.
+    fn pinned(
+        &self,
+        manifest: &Manifest,
+    ) -> crate::exit::Result<std::result::Result<ModuleSource, String>> {
         let up = &manifest.api.upstream;
         let fetch = self.fetch.fetcher(manifest);
-        let cached = fetch.cache_dir.join(&up.commit).join(up.file_name());
-        if let Ok(bytes) = std::fs::read(&cached)
-            && sha256_hex(&bytes) == up.sha256
-        {
-            return ModuleSource::from_bytes(up.path.clone(), bytes).map_err(|e| e.to_string());
+        let named = |mut s: ModuleSource| {
+            s.display = up.path.clone();
+            s
+        };
+        if let Some(module) = fetch.cached(up, &up.commit, &up.sha256)? {
+            return Ok(Ok(named(module)));
         }
         if self.index.offline {
-            return Err("not in the cache".into());
+            return Ok(Err("not in the cache".into()));
         }
-        fetch
+        Ok(fetch
             .module(up, &up.commit, Some(&up.sha256))
-            .map(|mut s| {
-                s.display = up.path.clone();
-                s
-            })
-            .map_err(|e| e.message)
+            .map(named)
+            .map_err(|e| e.message))
     }
 }

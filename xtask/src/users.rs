@@ -6,6 +6,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::IndexArgs;
+use mooncake_sos_contract::escape::text;
 use mooncake_sos_contract::model::{Api, Image, Layer};
 use mooncake_sos_native::model::Read;
 use mooncake_sos_native::record;
@@ -51,7 +52,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
             users::relative_path(&r.package, &r.version),
             r.uses.len(),
             r.files,
-            r.torch.as_deref().unwrap_or("none")
+            text(r.torch.as_deref().unwrap_or("none"))
         );
     }
     Ok(Outcome::Ok)
@@ -186,7 +187,7 @@ fn from_index(args: &Args, manifest: &Manifest) -> Result<Vec<UserRecord>> {
         lines.push("users --record: no pin image names a user; nothing to record".to_owned());
     }
     for line in lines {
-        println!("{line}");
+        println!("{}", text(&line));
     }
     Ok(records)
 }
@@ -207,15 +208,15 @@ pub fn check_pins(api: &Api, root: &Path) -> Result {
     let mut outcome = Outcome::Ok;
     for pin in pin_users(api, root)? {
         for w in &pin.verdict.warnings {
-            println!("warning: {w}");
+            println!("warning: {}", text(w));
         }
         for f in &pin.verdict.failures {
-            println!("{f}");
+            println!("{}", text(f));
         }
         println!(
             "image {}: {}: {} broken, {} warnings",
             pin.image,
-            pin.summary(),
+            text(&pin.summary()),
             pin.verdict.failures.len(),
             pin.verdict.warnings.len()
         );

@@ -117,7 +117,12 @@ pub fn run(manifest: &Manifest, paths: &[PathBuf], show: Show) -> Result {
                 0 => format!("{}:{}", x.file, x.line),
                 c => format!("{}:{}:{c}", x.file, x.line),
             };
-            println!("{}: {} [{}]", escape::text(&at), escape::text(&x.message), x.rule);
+            println!(
+                "{}: {} [{}]",
+                escape::text(&at),
+                escape::text(&x.message),
+                x.rule
+            );
         }
         if show.unused {
             for item in &report.unused {

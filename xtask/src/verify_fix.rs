@@ -8,6 +8,7 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_contract::drift::unified_diff;
+use mooncake_sos_contract::escape::{self, text};
 use mooncake_sos_contract::load_str;
 use mooncake_sos_native::fix::{self, Edit};
 use mooncake_sos_native::images;
@@ -36,19 +37,19 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         }));
     if !plan.refusals.is_empty() {
         for line in &plan.refusals {
-            println!("{line}");
+            println!("{}", text(line));
         }
         println!(
             "verify --fix: nothing written: {} use(s) of {} need a person (above)",
             plan.refusals.len(),
-            source.display
+            text(&source.display)
         );
         return Ok(Outcome::Failed);
     }
     if plan.edits.is_empty() {
         println!(
             "verify --fix: nothing to fix: api.toml already declares what {} uses",
-            source.display
+            text(&source.display)
         );
         return Ok(Outcome::Ok);
     }
@@ -73,7 +74,10 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     }
     let name = manifest.path.file_name().map(|f| f.to_string_lossy());
     let name = name.as_deref().unwrap_or("api.toml");
-    print!("{}", unified_diff(name, &manifest.text, &edited));
+    print!(
+        "{}",
+        escape::lines(&unified_diff(name, &manifest.text, &edited))
+    );
     let count = plan.edits.len();
     if dry_run {
         println!("verify --fix --dry-run: {count} declaration change(s); nothing written");

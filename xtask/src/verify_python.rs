@@ -6,6 +6,7 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_codegen::render::shim_path;
 use mooncake_sos_contract::bounded;
+use mooncake_sos_contract::escape::text;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;
@@ -100,18 +101,18 @@ pub fn run(manifest: &Manifest, python: &Path, sha256: bool) -> Result {
         ));
     }
     for miss in &misses {
-        println!("{location}: {miss}");
+        println!("{}: {}", text(&location), text(miss));
     }
     let dists = if installed.distributions.is_empty() {
         "no mooncake distribution".to_owned()
     } else {
-        installed.distributions.join(", ")
+        text(&installed.distributions.join(", ")).into_owned()
     };
     if report.ok && misses.is_empty() {
         println!(
             "verify --python: {} in {} ({dists}) matches api.toml ({} symbols, {} native requirements)",
             api.upstream.module,
-            python.display(),
+            text(&python.display().to_string()),
             api.symbols.len(),
             api.native.len()
         );
@@ -121,7 +122,7 @@ pub fn run(manifest: &Manifest, python: &Path, sha256: bool) -> Result {
         "verify --python: {} problem(s) with {} in {} ({dists})",
         misses.len().max(1),
         api.upstream.module,
-        python.display()
+        text(&python.display().to_string())
     );
     Ok(Outcome::Failed)
 }

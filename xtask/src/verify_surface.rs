@@ -3,6 +3,7 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
+use mooncake_sos_contract::escape::text;
 use mooncake_sos_native::images::{self, ImageFinding};
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
@@ -19,16 +20,16 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, json: bool) -> Result {
         crate::upstream::print_json_report(&report, &findings, ok)?;
     } else {
         for line in report.use_lines() {
-            println!("{line}");
+            println!("{}", text(&line));
         }
         for line in report.failure_lines() {
-            println!("{line}");
+            println!("{}", text(&line));
         }
         for line in findings.iter().map(ImageFinding::line) {
-            println!("{line}");
+            println!("{}", text(&line));
         }
         for line in report.warning_lines() {
-            eprintln!("{line}");
+            eprintln!("{}", text(&line));
         }
         let (members, siblings) = report.counts();
         let against_manifest = if report.ok() {
@@ -47,7 +48,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, json: bool) -> Result {
         };
         println!(
             "verify: native surface of {}: {} uses of {members} native members and {siblings} sibling modules; {against_manifest}; {against_images}",
-            source.display,
+            text(&source.display),
             report.uses.len()
         );
     }

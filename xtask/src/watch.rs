@@ -42,13 +42,15 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     }
     if args.timings {
         eprintln!(
-            "watch timings: total {:.3} s, listing {:.3} s, download {:.3} s ({} wheels, {} bytes), checks {:.3} s",
+            "watch timings: total {:.3} s, listing {:.3} s, download {:.3} s ({} wheels, {} bytes), checks {:.3} s ({} kept verdicts, {} checked)",
             timings.total.as_secs_f64(),
             timings.listing.as_secs_f64(),
             timings.download.as_secs_f64(),
             timings.downloads,
             timings.downloaded_bytes,
-            timings.checks.as_secs_f64()
+            timings.checks.as_secs_f64(),
+            timings.kept,
+            timings.checked
         );
     }
     Ok(if report.actionable() {

@@ -75,10 +75,15 @@ const PYTHON_KEYWORDS: &[&str] = &[
 
 /// An ASCII Python identifier that is not a keyword (the manifest's names are all ASCII).
 pub fn is_python_identifier(s: &str) -> bool {
+    is_python_name(s) && !PYTHON_KEYWORDS.contains(&s)
+}
+
+/// An ASCII name of identifier form, a keyword too: what a module or an object can hold as
+/// an attribute for `getattr` to reach (a pybind11 enum may have a value `None`).
+pub fn is_python_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-        && !PYTHON_KEYWORDS.contains(&s)
 }
 
 /// A dotted Python name such as `mooncake.store` or `Class.method`.
@@ -209,5 +214,9 @@ mod tests {
         }
         assert!(is_dotted_name("mooncake.store"));
         assert!(!is_dotted_name("mooncake..store"));
+        assert!(is_python_name("None") && is_python_name("_x9"));
+        for bad in ["", "9x", "a-b", "é", "put\x1b[31m", "a\nb", "a\u{202e}"] {
+            assert!(!is_python_name(bad), "{bad:?}");
+        }
     }
 }

@@ -13,11 +13,8 @@ impl<'a> Analyzer<'a> {
         for alias in &i.names {
             let full = alias.name.as_str();
             let line = self.line(alias);
-            if self.is_sibling(full) {
+            if let Some(target) = self.module_target(full) {
                 let guard = self.import_guard(true);
-                let target = Target::Sibling {
-                    module: full.to_owned(),
-                };
                 self.record(line, target, Access::Import, guard);
             }
             match &alias.asname {
@@ -77,20 +74,28 @@ impl<'a> Analyzer<'a> {
                 };
                 self.bind(bound, [Val::Member(member)].into());
             } else if let Some(v) = self.config.module_itself(&full) {
+                // `from mooncake import engine`: importing another extension module whole.
+                if self.is_extension(&full) {
+                    let guard = self.import_guard(true);
+                    let target = Target::Extension { module: full };
+                    self.record(self.line(i), target, Access::Import, guard);
+                }
                 self.bind(bound, [v].into());
             } else if self.in_program(&base) || self.in_program(&full) {
                 let vals = self.imported(&base, name);
                 self.bind(bound, vals);
             } else {
                 // `from pkg.mod import x` imports pkg.mod; `from pkg import mod` imports pkg.mod.
+                // (An extension module's members taken so are recorded by its own pass.)
                 let module = if base == self.config.package {
                     full
+                } else if self.is_extension(&base) {
+                    continue;
                 } else {
                     base.clone()
                 };
-                if self.is_sibling(&module) {
+                if let Some(target) = self.module_target(&module) {
                     let guard = self.import_guard(true);
-                    let target = Target::Sibling { module };
                     let statement = self.line(i);
                     self.record(statement, target, Access::Import, guard);
                 }
@@ -136,6 +141,24 @@ impl<'a> Analyzer<'a> {
             && text[package.len()..].starts_with(['.', '"', '\''])
     }
 
+    /// One of the package's other extension modules read with the core ([`SurfaceConfig::others`]).
+    fn is_extension(&self, module: &str) -> bool {
+        self.config.native(module).is_some_and(|m| m > 0)
+    }
+
+    /// What importing `module` whole uses: a sibling, another extension module, or nothing
+    /// recorded (the core, a module of another package).
+    fn module_target(&self, module: &str) -> Option<Target> {
+        let module = module.to_owned();
+        if self.is_extension(&module) {
+            Some(Target::Extension { module })
+        } else if self.is_sibling(&module) {
+            Some(Target::Sibling { module })
+        } else {
+            None
+        }
+    }
+
     /// `importlib.import_module("pkg.mod")` / `__import__("pkg.mod")`.
     pub fn dynamic_import(&mut self, args: &Args<'a>, line: usize) -> Vals<'a> {
         let Some((names, _, arg)) = args.positional.first() else {
@@ -148,13 +171,11 @@ impl<'a> Analyzer<'a> {
             self.record_api(arg.start(), computed, super::api::UseKind::Import);
         }
         for module in strings(names) {
-            if let Some(v) = self.config.module_itself(module) {
-                out.insert(v);
-            } else if self.is_sibling(module) {
+            if let Some(target) = self.module_target(module) {
                 let guard = self.import_guard(true);
-                let module = module.to_owned();
-                self.record(line, Target::Sibling { module }, Access::Import, guard);
+                self.record(line, target, Access::Import, guard);
             }
+            out.extend(self.config.module_itself(module));
         }
         out
     }

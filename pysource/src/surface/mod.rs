@@ -162,6 +162,10 @@ pub enum Target {
     Dynamic { owner: String, on: On },
     /// A module of the same package, e.g. `mooncake.buffer_pool`.
     Sibling { module: String },
+    /// Another extension module of the package imported whole (`import mooncake.engine`,
+    /// `from mooncake import engine`): the import fails where it cannot load. A member taken
+    /// from it (`from mooncake.engine import TransferEngine`) is that member's use instead.
+    Extension { module: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -212,7 +216,7 @@ impl Use {
         match &self.target {
             Target::Native { path, .. } => path,
             Target::Dynamic { owner, .. } => owner,
-            Target::Sibling { module } => module,
+            Target::Sibling { module } | Target::Extension { module } => module,
         }
     }
 

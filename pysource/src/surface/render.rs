@@ -47,8 +47,10 @@ impl Use {
             Target::Native { on: o, .. } | Target::Dynamic { on: o, .. } => {
                 format!("{}{}", self.access, on(*o))
             }
-            Target::Sibling { .. } if self.required() => "import at module level".into(),
-            Target::Sibling { .. } => "import".into(),
+            Target::Sibling { .. } | Target::Extension { .. } if self.required() => {
+                "import at module level".into()
+            }
+            Target::Sibling { .. } | Target::Extension { .. } => "import".into(),
         }
     }
 
@@ -61,6 +63,7 @@ impl Use {
             }
             Target::Dynamic { owner, .. } => ("native", format!("{owner}.<computed>")),
             Target::Sibling { module } => ("sibling", module.clone()),
+            Target::Extension { module } => ("extension", module.clone()),
         };
         let usage = match &self.optional {
             None => "required".to_owned(),

@@ -10,7 +10,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// A file server on 127.0.0.1 (an ephemeral port) answering GET for the given paths (404 for
-/// any other); it logs every requested path; stopped on drop.
+/// any other), or `302 Found` for the paths it redirects; it logs every requested path;
+/// stopped on drop.
 pub struct FileServer {
     pub base_url: String,
     requests: Arc<Mutex<Vec<String>>>,
@@ -21,6 +22,14 @@ pub struct FileServer {
 
 impl FileServer {
     pub fn start(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> FileServer {
+        Self::redirecting(files, [])
+    }
+
+    /// Also answers each path of `redirects` with `302 Found` to its location.
+    pub fn redirecting(
+        files: impl IntoIterator<Item = (String, Vec<u8>)>,
+        redirects: impl IntoIterator<Item = (String, String)>,
+    ) -> FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = listener.local_addr().expect("local addr").port();
         let (requests, stop) = (
@@ -29,13 +38,14 @@ impl FileServer {
         );
         let (log, flag) = (requests.clone(), stop.clone());
         let files: BTreeMap<String, Vec<u8>> = files.into_iter().collect();
+        let redirects: BTreeMap<String, String> = redirects.into_iter().collect();
         let thread = std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if flag.load(Ordering::SeqCst) {
                     break;
                 }
                 if let Ok(conn) = conn {
-                    serve(conn, &files, &log);
+                    serve(conn, &files, &redirects, &log);
                 }
             }
         });
@@ -54,7 +64,12 @@ impl FileServer {
     }
 }
 
-fn serve(mut conn: TcpStream, files: &BTreeMap<String, Vec<u8>>, log: &Mutex<Vec<String>>) {
+fn serve(
+    mut conn: TcpStream,
+    files: &BTreeMap<String, Vec<u8>>,
+    redirects: &BTreeMap<String, String>,
+    log: &Mutex<Vec<String>>,
+) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(conn.try_clone().expect("clone stream"));
     let mut first = String::new();
@@ -68,6 +83,13 @@ fn serve(mut conn: TcpStream, files: &BTreeMap<String, Vec<u8>>, log: &Mutex<Vec
     }
     let path = first.split_whitespace().nth(1).unwrap_or("").to_owned();
     log.lock().expect("request log").push(path.clone());
+    if let Some(to) = redirects.get(&path) {
+        let head = format!(
+            "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        let _ = conn.write_all(head.as_bytes());
+        return;
+    }
     let (status, body) = match files.get(&path) {
         Some(b) => ("200 OK", b.as_slice()),
         None => ("404 Not Found", b"not found\n".as_slice()),

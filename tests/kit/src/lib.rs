@@ -3,11 +3,13 @@
 //! server on 127.0.0.1, and a scratch copy of the repository's regen inputs.
 
 mod file_server;
+mod markdown;
 mod sandbox;
 mod simple_index;
 mod wheels;
 
 pub use file_server::FileServer;
+pub use markdown::{Rendered, render_markdown};
 pub use sandbox::{Files, Sandbox, copy_tree};
 pub use simple_index::SimpleIndex;
 pub use wheels::{DIST, MODULE_MEMBER, module_of, wheel, wheel_in, wheel_member, wheels_dir};

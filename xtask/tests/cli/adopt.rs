@@ -2,7 +2,7 @@
 //! the real wheels (watch.rs's online run and its cache).
 
 use crate::common::{NothingWritten, RegenIn, Sandbox};
-use crate::watch::{command, online};
+use crate::watch::{command, online, pinned_sandbox};
 
 fn adopt(sandbox: &Sandbox, args: &[&str], offline: bool) -> crate::common::Run {
     let online = online();
@@ -16,7 +16,7 @@ fn adopt(sandbox: &Sandbox, args: &[&str], offline: bool) -> crate::common::Run 
 
 #[test]
 fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
-    let sandbox = Sandbox::new();
+    let sandbox = pinned_sandbox();
     let refused = |code: i32, args: &[&str]| {
         sandbox.run_writing_nothing(code, || adopt(&sandbox, args, true))
     };
@@ -48,7 +48,7 @@ fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
 
 #[test]
 fn the_cuda_image_moves_from_pin_to_overlay_and_back_and_regen_check_is_clean() {
-    let sandbox = Sandbox::new();
+    let sandbox = pinned_sandbox();
     let original = sandbox.read("api.toml");
     let run = adopt(
         &sandbox,
@@ -102,7 +102,7 @@ fn the_cuda_image_moves_from_pin_to_overlay_and_back_and_regen_check_is_clean() 
 /// not know, is a usage error naming those it takes, and nothing is written.
 #[test]
 fn a_strategy_adopt_does_not_take_is_a_usage_error() {
-    let sandbox = Sandbox::new();
+    let sandbox = pinned_sandbox();
     for strategy in ["fill", "Pin", "copy"] {
         let args = ["--image", "cuda", "--strategy", strategy];
         let run = sandbox.run_writing_nothing(2, || adopt(&sandbox, &args, true));

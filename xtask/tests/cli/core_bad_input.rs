@@ -167,6 +167,38 @@ fn malformed_and_old_records_are_located() {
         &format!("{record}:1:1"),
         "core record of format 1 (this build reads 3): write it again with `cargo xtask core --record WHEEL`",
     );
+    // A format written as a string is named as one (before: "no format").
+    std::fs::write(&record, "{\"format\": \"3\", \"wheel\": {}}\n").unwrap();
+    refused(&["matrix", &wheels, "--core", &record], QUICK).says(
+        &format!("{record}:1:1"),
+        "core record of format \"3\" (a string, not a number) (this build reads 3): write it \
+         again with `cargo xtask core --record WHEEL`",
+    );
+}
+
+/// A key written twice in a record (JSON keeps the last) is refused where it repeats: a
+/// reviewer reading the first would not see what the tool reads. Before, the last won.
+#[test]
+fn a_record_naming_a_key_twice_is_refused_at_the_second() {
+    let text = std::fs::read_to_string(
+        mooncake_sos_testkit::repo_root()
+            .join("cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json"),
+    )
+    .unwrap();
+    // The wheel's version written twice: the first is what a reader of the file sees.
+    let doubled = text.replacen(
+        "\"version\": \"0.3.12.post1\",",
+        "\"version\": \"0.3.12.post1\",\n    \"version\": \"9.9.9\",",
+        1,
+    );
+    assert_ne!(doubled, text);
+    let line = doubled.lines().position(|l| l.contains("9.9.9")).unwrap() + 1;
+    let (_dir, record) = lone_file("core.json", &doubled);
+    let wheels = wheels_dir().display().to_string();
+    refused(&["matrix", &wheels, "--core", &record], QUICK).says(
+        &format!("{record}:{line}:13"),
+        "not a core record: the key \"version\" twice in one object",
+    );
 }
 
 #[test]

@@ -57,7 +57,7 @@ added:
     assert_eq!(run.code, Some(1), "{run:?}");
     assert_eq!(
         run.stdout,
-        "### mooncake-transfer-engine-cuda13 0.3.11.post1 → mooncake-transfer-engine-cuda13 0.3.11.post2
+        "### `mooncake-transfer-engine-cuda13 0.3.11.post1` → `mooncake-transfer-engine-cuda13 0.3.11.post2`
 
 4 breaking, 1 added, 0 compatible
 
@@ -65,17 +65,17 @@ added:
 
 | What | Change |
 |---|---|
-| `mooncake.store.MooncakeDistributedStore.batch_is_exist` | method removed |
-| `mooncake.store.MooncakeDistributedStore.register_buffer` | overload `(buffer_ptr: int, size: int)` \
-         no longer accepted: `size` removed |
-| `mooncake.store.ReplicateConfig.replica_num` | property made read-only |
-| `torch 2.9.1` | torch build dropped (mooncake.ep_2_9_1) |
+| `mooncake.store.MooncakeDistributedStore.batch_is_exist` | `method removed` |
+| `mooncake.store.MooncakeDistributedStore.register_buffer` | ``overload `(buffer_ptr: int, size: int)` \
+         no longer accepted: `size` removed`` |
+| `mooncake.store.ReplicateConfig.replica_num` | `property made read-only` |
+| `torch 2.9.1` | `torch build dropped (mooncake.ep_2_9_1)` |
 
 **Added** (1)
 
 | What | Change |
 |---|---|
-| `mooncake.extra` | module (Python) |
+| `mooncake.extra` | `module (Python)` |
 "
     );
     let run = xtask(&["core", "--json", "--diff", OLD, &new], &[]);
@@ -127,5 +127,35 @@ fn the_real_pin_drops_torch_builds_and_adds_members() {
             "  mooncake.store.MooncakeDistributedStore.setup: overloads now (local_hostname: str,"
         ),
         "{run:?}"
+    );
+}
+
+/// A newer core that only adds (a module, a method) breaks nothing: exit 0, the additions
+/// listed.
+#[test]
+fn additions_alone_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo_root().join(NEW)).unwrap();
+    let mut core: Value = serde_json::from_str(&text).unwrap();
+    core["wheel"]["version"] = json!("0.3.12.post2");
+    let store = &mut core["classes"]["MooncakeDistributedStore"]["members"];
+    store["zz_added"] = store["batch_is_exist"].clone();
+    let modules = core["modules"].as_object_mut().unwrap();
+    modules.insert("mooncake.extra".into(), json!("python"));
+    let newer = write_file(
+        dir.path(),
+        "newer.json",
+        serde_json::to_string_pretty(&core).unwrap(),
+    );
+    let run = xtask(&["core", "--diff", NEW, newer.to_str().unwrap()], &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "mooncake-transfer-engine-cuda13 0.3.12.post1 -> mooncake-transfer-engine-cuda13 \
+         0.3.12.post2: 0 breaking, 2 added, 0 compatible
+added:
+  mooncake.extra: module (Python)
+  mooncake.store.MooncakeDistributedStore.zz_added: method
+"
     );
 }

@@ -124,15 +124,29 @@ fn a_surface_is_cached_by_the_wheel_sha256_and_reads_the_same_every_time() {
         .unwrap();
     assert_eq!(origin, Origin::Read);
     assert_eq!(fresh.to_json(), first.to_json());
-    // A damaged cache entry is read again, not trusted.
-    std::fs::write(cache.path().join(file), "{").unwrap();
-    let (healed, origin) = cached.read_traced(&whl, "mooncake.store").unwrap();
-    assert_eq!(origin, Origin::Read);
-    assert_eq!(healed, first);
-    assert_eq!(
-        std::fs::read_to_string(cache.path().join(file)).unwrap(),
-        first.to_json()
-    );
+    // The entry: its key, its body's sha256, the surface as read.
+    let entry = std::fs::read_to_string(cache.path().join(file)).unwrap();
+    let body = entry.splitn(4, '\n').nth(3).unwrap();
+    assert_eq!(body, first.to_json());
+    // A damaged entry, and one edited by hand into another valid surface (a class
+    // dropped), are read again, not trusted.
+    let edited = {
+        let mut surface: serde_json::Value = serde_json::from_str(body).unwrap();
+        let classes = surface["classes"].as_object_mut().unwrap();
+        let first_class = classes.keys().next().unwrap().clone();
+        classes.remove(&first_class);
+        entry.replace(body, &serde_json::to_string_pretty(&surface).unwrap())
+    };
+    for damaged in ["{".to_owned(), edited] {
+        std::fs::write(cache.path().join(file), &damaged).unwrap();
+        let (healed, origin) = cached.read_traced(&whl, "mooncake.store").unwrap();
+        assert_eq!(origin, Origin::Read);
+        assert_eq!(healed, first);
+        assert_eq!(
+            std::fs::read_to_string(cache.path().join(file)).unwrap(),
+            entry
+        );
+    }
 }
 
 #[test]
@@ -279,7 +293,7 @@ fn matrix_shows_each_release_module_over_cores_from_wheels_and_records() {
     run.assert_stdout_has("Drop condition: the first release carrying the whole API is mooncake-transfer-engine-non-cuda 0.3.12.post1.\n\nModules over native cores\n");
     // A row per release's module, from the uses its source makes. The 0.3.12 module probes
     // what 0.3.11 cores lack (the BufferPool's capsule, the tensor codec): it falls back.
-    let absent = "✗ `ReplicateConfig.group_ids` (write on instance): absent";
+    let absent = "✗ `ReplicateConfig.group_ids (write on instance): absent`";
     for want in [
         "| module \\ core | mooncake-transfer-engine-cuda13 0.3.11.post1 | mooncake-transfer-engine-cuda13 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.11.post1 | mooncake-transfer-engine-non-cuda 0.3.12.post1 | mooncake-transfer-engine-non-cuda 0.3.13.post1 |",
         "| api.toml [[native]] (pin 4dbe5a4c) | ✓ | ✓ | ✓ | ✓ | ✓ |",

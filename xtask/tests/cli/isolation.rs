@@ -303,7 +303,7 @@ fn a_link_to_another_host_on_the_index_page_is_refused_with_its_url() {
             .arg(sandbox.manifest())
             .arg("--watch-cache")
             .arg(cache.path())
-            .args(["--index-url", &url])
+            .args(["--index-url", &url, "--raw-base-url", &server.base_url])
             .current_dir(sandbox.root())
             .output()
             .unwrap(),

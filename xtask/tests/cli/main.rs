@@ -7,6 +7,7 @@ mod common;
 
 mod adopt;
 mod all_or_nothing;
+mod bounded_reads;
 mod bump;
 mod checkouts;
 mod children;
@@ -23,6 +24,7 @@ mod manifest_lock;
 mod manifest_paths;
 mod matrix;
 mod out_of_the_box;
+mod printed_names;
 mod regen;
 mod users_record;
 mod verify;

@@ -3,7 +3,8 @@
 //! sha256-keyed cache. The record is the committed one, byte for byte, as from the wheel file;
 //! a second run reads the cache; a release the index lacks, bytes that are not the page's
 //! sha256 and an index nothing answers are bad input naming the image and the user, with
-//! nothing written.
+//! nothing written. A redirect is followed only within the index's scheme, host and port,
+//! and the `read:` line names the URL finally read.
 
 use crate::common::{Run, Sandbox, XTASK, repo_root};
 use mooncake_sos_pysource::source::sha256_hex as sha256;
@@ -175,4 +176,92 @@ fn an_index_nothing_answers_is_bad_input_naming_the_image_and_the_user() {
     assert!(run.stderr.ends_with("; nothing written\n"), "{run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
     assert_eq!(consumers(&repo), Vec::<String>::new());
+}
+
+/// sglang's page (linking `../../files/WHEEL` with its sha256) and the wheel, on a server of
+/// its own: another port than the index's.
+fn elsewhere() -> FileServer {
+    let bytes = std::fs::read(sglang_wheel()).unwrap();
+    let page = format!(
+        "<a href=\"../../files/{WHEEL}#sha256={}\">{WHEEL}</a>\n",
+        sha256(&bytes)
+    );
+    FileServer::start([
+        ("/simple/sglang/".to_owned(), page.into_bytes()),
+        (format!("/files/{WHEEL}"), bytes),
+    ])
+}
+
+/// An index whose page, or whose file, answers `302 Found` to the same path on another port
+/// (a server that has them): refused, located at the URL asked, naming where it led; before,
+/// urllib and pip followed it.
+#[test]
+fn a_redirect_to_another_port_is_refused_naming_both_urls() {
+    let other = elsewhere();
+    let page = "/simple/sglang/".to_owned();
+    let file = format!("/files/{WHEEL}");
+    let listing = std::fs::read(sglang_wheel()).map(|b| {
+        format!(
+            "<a href=\"../../files/{WHEEL}#sha256={}\">{WHEEL}</a>\n",
+            sha256(&b)
+        )
+    });
+    for redirected in [&page, &file] {
+        let index = FileServer::redirecting(
+            [(page.clone(), listing.as_ref().unwrap().clone().into_bytes())],
+            [(
+                redirected.clone(),
+                format!("{}{redirected}", other.base_url),
+            )],
+        );
+        let cache = tempfile::tempdir().unwrap();
+        let repo = sandbox();
+        let url = format!("{}/simple/", index.base_url);
+        let run = from_index(&repo, &url, cache.path());
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert_eq!(run.stdout, "", "{run:?}");
+        assert_eq!(
+            run.stderr,
+            format!(
+                "api.toml: error: image cuda's user sglang==0.5.16: {0}{redirected}: redirected \
+                 (302 Found) to {1}{redirected}: another scheme, host or port; redirects are \
+                 followed only within the one asked; nothing written\n",
+                index.base_url, other.base_url
+            )
+        );
+        assert_eq!(consumers(&repo), Vec::<String>::new());
+        assert!(!other.requests().contains(redirected), "{redirected}");
+    }
+}
+
+/// A file that moved on the index's own host: followed, and the `read:` line names where it
+/// was read.
+#[test]
+fn a_redirect_within_the_index_is_followed_and_read_names_the_final_url() {
+    let bytes = std::fs::read(sglang_wheel()).unwrap();
+    let (sha, size) = (sha256(&bytes), bytes.len());
+    let page = format!("<a href=\"../../files/{WHEEL}#sha256={sha}\">{WHEEL}</a>\n");
+    let moved = format!("/moved/{WHEEL}");
+    let index = FileServer::redirecting(
+        [
+            ("/simple/sglang/".to_owned(), page.into_bytes()),
+            (moved.clone(), bytes),
+        ],
+        [(format!("/files/{WHEEL}"), moved.clone())],
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let repo = sandbox();
+    let url = format!("{}/simple/", index.base_url);
+    let run = from_index(&repo, &url, cache.path());
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some(&*format!(
+            "read: image cuda's user sglang==0.5.16: {}{moved}, sha256 {sha}, downloaded ({size} \
+             bytes)",
+            index.base_url
+        )),
+        "{run:?}"
+    );
+    assert!(index.requests().contains(&moved));
 }

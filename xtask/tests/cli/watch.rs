@@ -1,11 +1,14 @@
 //! `cargo xtask watch` over a loopback PEP 503 index serving the real wheels (non-cuda
 //! 0.3.11.post1 / 0.3.12.post1 / 0.3.13.post1, cuda13 0.3.11.post1 / 0.3.12.post1 / 0.3.14):
 //! 0.3.11.post1 lacks the API, 0.3.12.post1 carries it, 0.3.14 breaks a one-file overlay.
-//! One online run fills a cache the other tests read with `--offline`.
+//! One online run fills a cache the other tests read with `--offline`. The pinned module
+//! comes from a loopback raw-file server too: no run reaches past 127.0.0.1.
 
 use crate::common::cores::{cuda13_0_3_14_wheel, cuda13_libs, cuda13_wheel};
-use crate::common::{Run, Sandbox, XTASK};
-use mooncake_sos_testkit::{SimpleIndex, wheel};
+use crate::common::{Run, Sandbox, XTASK, xtask_in};
+use mooncake_sos_testkit::{
+    FileServer, MODULE_MEMBER, SimpleIndex, module_of, wheel, wheel_member,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,7 +38,7 @@ pub fn watch_offline(sandbox: &Sandbox, url: &str, args: &[&str]) -> Run {
     watch(sandbox, online().cache.path(), &all)
 }
 
-/// `xtask COMMAND ...` as [`watch`] runs it.
+/// `xtask COMMAND ...` as [`watch`] runs it: the pinned module from [`upstream`].
 pub fn command(name: &str, sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(XTASK);
     cmd.arg(name)
@@ -45,10 +48,42 @@ pub fn command(name: &str, sandbox: &Sandbox, cache: &Path, args: &[&str]) -> Ru
         .arg(cache)
         .arg("--lib-dir")
         .arg(cuda13_libs())
+        .args(["--raw-base-url", &upstream().base_url])
         .args(args)
         .current_dir(sandbox.root());
     Run::from(cmd.output().expect("run xtask"))
 }
+
+/// Tag v0.3.12.post1, whose module is the one in the 0.3.12.post1 wheels.
+const PIN_COMMIT: &str = "6041a609a8c3af35e778f70db344f145c2914980";
+/// Where the upstream's raw-file server has that module.
+const PIN_PATH: &str = "/kvcache-ai/Mooncake/6041a609a8c3af35e778f70db344f145c2914980/mooncake-wheel/mooncake/structured_object_store.py";
+
+/// The upstream's raw-file server, on loopback: the module at [`PIN_COMMIT`], else 404.
+pub fn upstream() -> &'static FileServer {
+    static UPSTREAM: OnceLock<FileServer> = OnceLock::new();
+    UPSTREAM.get_or_init(|| {
+        let module = wheel_member(&wheel("0.3.12.post1"), MODULE_MEMBER);
+        FileServer::start([(PIN_PATH.to_owned(), module)])
+    })
+}
+
+/// The checkout's sandbox pinned (by `bump`) to [`PIN_COMMIT`]: a pinned module [`upstream`]
+/// serves (the checkout's own pin is a file no test has).
+pub fn pinned_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new();
+    let module = module_of("0.3.12.post1", sandbox.root());
+    let module = module.to_str().unwrap();
+    let run = xtask_in(
+        &sandbox,
+        &["bump", "--commit", PIN_COMMIT, "--module", module],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    sandbox
+}
+
+/// The baseline of a run that had the pinned module.
+pub const PINNED_BASELINE: &str = "the pinned module (mooncake-wheel/mooncake/structured_object_store.py at 6041a609, sha256 611ebb876be7)";
 
 pub struct Online {
     /// The index the run read, kept serving: `adopt` reads its pages (the cache is keyed by
@@ -67,15 +102,24 @@ pub fn online() -> &'static Online {
     static ONLINE: OnceLock<Online> = OnceLock::new();
     ONLINE.get_or_init(|| {
         let index = SimpleIndex::serve(&all_wheels());
-        let sandbox = Sandbox::new();
+        let sandbox = pinned_sandbox();
         let cache = tempfile::tempdir().unwrap();
         let run = watch(
             &sandbox,
             cache.path(),
             &["--json", "--index-url", &index.url],
         );
-        let json =
+        let json: Value =
             serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"));
+        // The pinned module, downloaded from the loopback upstream (and kept beside the
+        // sandbox's manifest for the offline runs on it).
+        assert_eq!(json["baseline"], PINNED_BASELINE, "{run:?}");
+        assert!(
+            upstream().requests().iter().any(|r| r == PIN_PATH),
+            "{:?}",
+            upstream().requests()
+        );
+        assert!(!run.stderr.contains("the pinned module"), "{run:?}");
         // pip listed and downloaded through the index.
         let requests = index.server.requests();
         let index = index;
@@ -99,6 +143,19 @@ pub fn online() -> &'static Online {
             json,
         }
     })
+}
+
+/// A copy of the online run's cache (wheels hard-linked): a test's edits stay its own.
+pub fn cache_copy() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-al")
+        .arg(online().cache.path().join("."))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
 }
 
 pub fn release<'a>(json: &'a Value, package: &str, version: &str) -> &'a Value {
@@ -194,6 +251,8 @@ fn every_release_gets_a_verdict_and_the_pin_sees_the_release_that_would_break_it
         "{finding}"
     );
     let new = release(json, CUDA13, "0.3.14");
+    // Its own core is read here, and does not serve the module.
+    assert_eq!(new["core"]["verdict"], "fails", "{new:#}");
     let changes = fields_of(&new["changes"], &["subject", "change", "detail"]);
     assert!(
         changes.contains(
@@ -238,7 +297,7 @@ fn every_release_gets_a_verdict_and_the_pin_sees_the_release_that_would_break_it
 
 /// The checkout's sandbox with the CUDA image moved back to an overlay of the pinned module.
 pub fn overlay_sandbox() -> Sandbox {
-    let sandbox = Sandbox::new();
+    let sandbox = pinned_sandbox();
     sandbox.edit("api.toml", "strategy = \"pin\"", "strategy = \"overlay\"");
     sandbox.edit("api.toml", "pin_version = \"0.3.12.post1\"\n", "");
     sandbox
@@ -304,10 +363,31 @@ fn offline_repeats_the_online_report_from_the_cache_alone() {
 fn nothing_to_do_exits_0_and_an_index_that_fails_exits_2() {
     // Only releases without the API for the overlay's package: no transition.
     let index = SimpleIndex::serve(&[cuda13_wheel("0.3.11.post1"), wheel("0.3.12.post1")]);
+    // The checkout's own pin, a file the loopback upstream does not have: [drop]'s first
+    // release stands for it, and stderr says why.
     let sandbox = Sandbox::new();
     let cache = tempfile::tempdir().unwrap();
     let run = watch(&sandbox, cache.path(), &["--index-url", &index.url]);
     assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some(
+            "baseline: the module of mooncake-transfer-engine-non-cuda 0.3.12.post1 ([drop] \
+             first_release), standing for the pinned one (which is neither in the --fetch cache \
+             nor downloadable here)"
+        ),
+        "{run:?}"
+    );
+    let warnings = crate::common::lines_where(&run.stderr, |l| {
+        !l.starts_with("watch: listing ")
+            && !l.ends_with(": the wheel (cache or download)")
+            && !l.ends_with(": checking")
+    });
+    assert_eq!(
+        warnings,
+        ["watch: the pinned module: server answered `HTTP/1.1 404 Not Found`"],
+        "{run:?}"
+    );
     run.assert_stdout_has(
         "image cuda: pin on mooncake-transfer-engine-cuda13 0.3.12.post1\n  transition: none now\n",
     );

@@ -4,6 +4,7 @@
 #![allow(dead_code, unused_imports)] // each test binary uses a different subset
 
 pub mod cores;
+pub mod measured;
 
 pub use mooncake_sos_testkit::{Files, Sandbox, repo_root};
 use std::path::{Path, PathBuf};
@@ -120,6 +121,19 @@ pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
     path
+}
+
+/// Polls `probe` until it gives a value; fails naming `what` after `secs` seconds. The
+/// deadline is for a loaded machine: the wait ends as soon as the condition holds.
+pub fn wait_for<T>(what: &str, secs: u64, mut probe: impl FnMut() -> Option<T>) -> T {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(std::time::Instant::now() < until, "{what} after {secs} s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// The lines of `text` that `keep` keeps.
