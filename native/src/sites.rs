@@ -119,3 +119,61 @@ pub fn check_each(images: &[ImageSide], file: &str, uses: &[Use]) -> Vec<SiteFin
     out.dedup();
     out
 }
+
+/// The names a core records under `path`'s owner (`Class` of `Class.member`, or the module),
+/// and whether `path` itself is one of them.
+fn near_names(core: &crate::model::CoreSurface, path: &str) -> (Vec<String>, bool) {
+    use crate::model::Place;
+    let Place::Found(ns, rest) = core.place(path) else {
+        return (Vec::new(), false);
+    };
+    let (owner, name) = match rest.rsplit_once('.') {
+        Some((o, n)) => (Some(o), n),
+        None => (None, rest),
+    };
+    let names: Vec<String> = match owner {
+        None => ns
+            .classes
+            .keys()
+            .chain(ns.functions.keys())
+            .chain(ns.values.keys())
+            .cloned()
+            .collect(),
+        Some(class) => ns
+            .classes
+            .get(class)
+            .map(|c| c.members.keys().cloned().collect())
+            .unwrap_or_default(),
+    };
+    let has = names.iter().any(|n| n == name);
+    (names, has)
+}
+
+/// "Did you mean" for an undeclared native `path`: none when an image's core has it (a real
+/// member, just not declared), else the nearest name api.toml declares (`declared`, whole
+/// paths) or a core records under the same owner.
+pub fn suggestion(images: &[ImageSide], path: &str, declared: &[String]) -> Option<String> {
+    let (owner, name) = path.rsplit_once('.').unwrap_or(("", path));
+    let mut candidates: Vec<String> = declared
+        .iter()
+        .filter_map(|d| match d.rsplit_once('.') {
+            Some((o, n)) if o == owner => Some(n.to_owned()),
+            None if owner.is_empty() => Some(d.clone()),
+            _ => None,
+        })
+        .collect();
+    for side in images {
+        let (names, has) = near_names(&side.core, path);
+        if has {
+            return None;
+        }
+        candidates.extend(names);
+    }
+    candidates.sort();
+    candidates.dedup();
+    let near = mooncake_sos_pysource::rules::nearest(name, candidates.iter().map(String::as_str))?;
+    Some(match owner {
+        "" => near,
+        _ => format!("{owner}.{near}"),
+    })
+}

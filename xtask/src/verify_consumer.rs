@@ -7,7 +7,7 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_contract::escape;
 use mooncake_sos_native::images;
-use mooncake_sos_native::sites::{SiteFinding, check_each};
+use mooncake_sos_native::sites::{SiteFinding, check_each, suggestion};
 use mooncake_sos_pysource::consumer;
 use mooncake_sos_pysource::rules::Rule;
 use serde::Serialize;
@@ -60,6 +60,7 @@ pub fn run(manifest: &Manifest, paths: &[PathBuf], show: Show) -> Result {
     }
     let sides = images::load_all(manifest.root(), api)?;
     let report = consumer::check(api, &sources, &images::extensions(&sides))?;
+    let declared: Vec<String> = api.surface.members.iter().map(|m| m.path()).collect();
     let mut findings = Vec::new();
     let mut against_images = 0;
     for f in &report.files {
@@ -68,6 +69,13 @@ pub fn run(manifest: &Manifest, paths: &[PathBuf], show: Show) -> Result {
             .iter()
             .map(|x| {
                 let (line, column) = x.pos.unwrap_or((x.line.unwrap_or(0), 0));
+                let mut x = x.clone();
+                // A native member's nearest name is the images' cores' to say too.
+                if x.rule == Some(Rule::NativeUndeclared)
+                    && let Some(path) = x.subject.strip_prefix("native ")
+                {
+                    x.suggestion = suggestion(&sides, path, &declared);
+                }
                 Finding {
                     file: f.file.clone(),
                     line,

@@ -51,19 +51,24 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// The files named, a directory standing for every `.py` under it.
 /// The files named, a directory standing for every `.py` under it; each with the directory
-/// it was found under (`None`: named itself).
+/// it was found under (`None`: named itself). A file named with another extension than `.py`
+/// and a virtualenv's root are not Python to read.
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Option<&Path>)>, LoadError> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
+            // A virtualenv's root holds no source of its own to read.
+            if p.join("pyvenv.cfg").is_file() {
+                continue;
+            }
             let mut found = Vec::new();
             walk(p, &mut found)?;
             out.extend(found.into_iter().map(|f| (f, Some(p.as_path()))));
-        } else {
+        } else if p.extension().is_none_or(|e| e == "py") {
             out.push((p.clone(), None));
         }
+        // Anything else named (`notes.txt`) is no Python source: not read.
     }
     Ok(out)
 }

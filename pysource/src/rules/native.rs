@@ -203,7 +203,13 @@ fn undeclared(
             .suggest(near.clone())
     };
     if each {
-        return uses.iter().map(|u| finding(u, String::new())).collect();
+        // A probe (`hasattr`) is a place to fix only where nothing else uses the member.
+        let used = uses.iter().any(|u| u.access != Access::Probe);
+        return uses
+            .iter()
+            .filter(|u| !used || u.access != Access::Probe)
+            .map(|u| finding(u, String::new()))
+            .collect();
     }
     let first = uses.iter().find(|u| u.required()).unwrap_or(&uses[0]);
     let others: BTreeSet<usize> = uses

@@ -77,7 +77,13 @@ impl<'a> Analyzer<'a> {
                         path: class.clone(),
                         on: On::Class,
                     };
-                    self.record(line, target, Access::Call(shape.clone()), guard);
+                    self.record_at(
+                        line,
+                        super::api::callee_start(&c.func),
+                        target,
+                        Access::Call(shape.clone()),
+                        guard,
+                    );
                     out.insert(Val::Instance(class));
                 }
                 Val::Function(fid) => {
@@ -269,7 +275,13 @@ impl<'a> Analyzer<'a> {
                     for n in strings(&names) {
                         if let Some((path, on)) = self.member_of(v, n) {
                             let guard = Some(Guard::Guarded { line });
-                            self.record(line, Target::Native { path, on }, Access::Probe, guard);
+                            self.record_at(
+                                line,
+                                c.start(),
+                                Target::Native { path, on },
+                                Access::Probe,
+                                guard,
+                            );
                         }
                     }
                 }
@@ -287,7 +299,13 @@ impl<'a> Analyzer<'a> {
                             self.bind_attr(*cid, n, vals.clone());
                         } else if let Some((path, on)) = self.member_of(v, n) {
                             let guard = self.guard_for(&path);
-                            self.record(line, Target::Native { path, on }, Access::Write, guard);
+                            self.record_at(
+                                line,
+                                c.start(),
+                                Target::Native { path, on },
+                                Access::Write,
+                                guard,
+                            );
                         }
                     }
                 }

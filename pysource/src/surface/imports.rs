@@ -15,7 +15,7 @@ impl<'a> Analyzer<'a> {
             let line = self.line(alias);
             if let Some(target) = self.module_target(full) {
                 let guard = self.import_guard(true);
-                self.record(line, target, Access::Import, guard);
+                self.record_at(line, alias.start(), target, Access::Import, guard);
             }
             match &alias.asname {
                 Some(name) if self.config.module_itself(full).is_some() => {
@@ -58,7 +58,7 @@ impl<'a> Analyzer<'a> {
                         owner: self.config.member_path(m, ""),
                         on: On::Module,
                     };
-                    self.record(line, target, Access::Read, guard);
+                    self.record_at(line, alias.start(), target, Access::Read, guard);
                     continue;
                 }
                 let path = self.config.member_path(m, name);
@@ -78,7 +78,7 @@ impl<'a> Analyzer<'a> {
                 if self.is_extension(&full) {
                     let guard = self.import_guard(true);
                     let target = Target::Extension { module: full };
-                    self.record(self.line(i), target, Access::Import, guard);
+                    self.record_at(self.line(i), alias.start(), target, Access::Import, guard);
                 }
                 self.bind(bound, [v].into());
             } else if self.in_program(&base) || self.in_program(&full) {
@@ -97,7 +97,7 @@ impl<'a> Analyzer<'a> {
                 if let Some(target) = self.module_target(&module) {
                     let guard = self.import_guard(true);
                     let statement = self.line(i);
-                    self.record(statement, target, Access::Import, guard);
+                    self.record_at(statement, alias.start(), target, Access::Import, guard);
                 }
             }
         }

@@ -20,7 +20,19 @@ fn verify(args: &[&str]) -> Run {
 #[test]
 fn the_consumers_calls_are_declared_and_fit() {
     let file = fixture("object_store.py");
+    // Without --uses, a clean tree is one line.
     let run = verify(&["--consumer", &file]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "verify --consumer: 1 file(s), 20 uses; every use is declared and fits api.toml and every image's core\n"
+    );
+    assert_eq!(
+        run.stderr, "",
+        "nothing about api.toml unless asked (--unused)"
+    );
+    // With --uses, every use, then the summary.
+    let run = verify(&["--consumer", &file, "--uses"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let has = |line: &str| run.stdout.lines().any(|l| l == format!("{file}:{line}"));
     for line in [
@@ -32,69 +44,102 @@ fn the_consumers_calls_are_declared_and_fit() {
     ] {
         assert!(has(line), "missing {line}\n{run:?}");
     }
-    assert!(
-        run.stdout.ends_with("verify --consumer: 1 file(s), 20 uses; every use is declared and fits api.toml and every image's core\n"),
-        "{run:?}"
-    );
-    // What the consumer never uses is listed, not failed.
-    assert!(
-        !run.stderr.contains("api.toml: warning: dict key"),
-        "every declared setup key is passed: {run:?}"
-    );
+    assert_eq!(run.stdout.lines().count(), 21, "{run:?}");
 }
 
 #[test]
-fn undeclared_uses_fail_at_their_lines() {
+fn undeclared_uses_fail_at_their_places_findings_first() {
     let file = fixture("undeclared.py");
     let run = verify(&["--consumer", &file]);
     assert_eq!(run.code, Some(1), "{run:?}");
-    let failures: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": expected "))
-        .collect();
-    let expected = [
-        format!(
-            "{file}:3: import_ref_v2: undeclared: expected a [[symbol]] entry, found an import"
-        ),
-        format!(
-            "{file}:6: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (global_segment_size, local_buffer_size, local_hostname, master_server_addr, metadata_server, protocol, rdma_devices), found \"enable_ssd_offload\""
-        ),
-        format!(
-            "{file}:8: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found call(1 arg, compression=, type=): no parameter `compression`"
-        ),
-    ];
     assert_eq!(
-        failures,
-        expected.iter().map(String::as_str).collect::<Vec<_>>(),
+        run.stdout.lines().collect::<Vec<_>>(),
+        [
+            format!("{file}:3:82: import_ref_v2: undeclared: expected a [[symbol]] entry, found an import [api-undeclared]"),
+            format!("{file}:6:7: native MooncakeDistributedStore.setup: dict key: expected one of the dict_keys api.toml declares (global_segment_size, local_buffer_size, local_hostname, master_server_addr, metadata_server, protocol, rdma_devices), found \"enable_ssd_offload\" [dict-key]"),
+            format!("{file}:8:57: MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found call(1 arg, compression=, type=): no parameter `compression` [api-call]"),
+            "verify --consumer: 1 file(s), 10 uses; 3 finding(s): 3 against api.toml, 0 against the images".to_owned(),
+        ],
         "{run:?}"
     );
-    assert!(
-        run.stdout
-            .ends_with("3 mismatch(es) against api.toml, 0 finding(s) against the images\n"),
-        "{run:?}"
-    );
-    // Declared items this consumer does not use are listed on stderr.
+    assert_eq!(run.stderr, "", "{run:?}");
+    // Declared items this consumer does not use, when asked.
+    let run = verify(&["--consumer", &file, "--unused"]);
     run.assert_stderr_has(
-        "api.toml: warning: method MooncakeBundleTransfer.get: declared, no consumer uses it",
+        "api.toml: warning: method MooncakeBundleTransfer.get: declared, no file given uses it",
     );
 }
 
+/// One shape for every finding (file, line, column, rule, message; images for a finding
+/// against them) and the summary's counts.
 #[test]
-fn json_has_the_same_facts() {
+fn json_gives_every_finding_in_one_shape_and_the_counts() {
     let file = fixture("undeclared.py");
     let run = verify(&["--consumer", &file, "--json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(v["ok"], false);
-    assert_eq!(v["files"][0]["failures"].as_array().unwrap().len(), 3);
-    assert!(
-        v["unused"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|u| u == "method MooncakeBundleTransfer.get")
+    assert_eq!(
+        v["summary"],
+        serde_json::json!({"files": 1, "uses": 10, "findings": 3, "api": 3, "images": 0})
     );
+    let findings = v["findings"].as_array().unwrap();
+    let places: Vec<(u64, u64, &str)> = findings
+        .iter()
+        .map(|f| {
+            assert_eq!(f["file"], file.as_str());
+            let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["file", "line", "column", "rule", "message"], "{f}");
+            (
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (3, 82, "api-undeclared"),
+            (6, 7, "dict-key"),
+            (8, 57, "api-call")
+        ]
+    );
+    assert_eq!(
+        findings[2]["message"],
+        "MooncakeBundleTransfer.put: call: expected a call that fits (data, *, type=..., namespace=..., partition=..., stage=..., chunk_bytes=..., policy=..., config=..., field_schemas=...), found call(1 arg, compression=, type=): no parameter `compression`"
+    );
+}
+
+/// A target with no Python file to read is bad input: a CI job pointed at the wrong path must
+/// not pass forever.
+#[test]
+fn a_target_with_no_python_file_is_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "from mooncake.store import X\n").unwrap();
+    let venv = tmp.path().join("venv");
+    std::fs::create_dir_all(venv.join("lib/python3.11/site-packages")).unwrap();
+    std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(
+        venv.join("lib/python3.11/site-packages/m.py"),
+        "import os\n",
+    )
+    .unwrap();
+    for target in [&empty, &notes, &venv] {
+        let shown = target.display().to_string();
+        let run = verify(&["--consumer", &shown]);
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert_eq!(run.stdout, "", "{run:?}");
+        assert_eq!(
+            run.stderr,
+            format!(
+                "{shown}: error: no Python file to read there (no `.py` file, directories like site-packages, virtualenvs and hidden ones left out)\n"
+            )
+        );
+    }
 }
 
 #[test]
@@ -125,7 +170,7 @@ fn a_directory_is_every_py_under_it_hidden_installed_and_virtualenvs_skipped() {
     // tree/ holds a package whose relative imports and `store` / `config` parameters are its
     // own, and broken files under .venv/, site-packages/ and a virtualenv (pyvenv.cfg).
     let dir = fixture("tree");
-    let run = verify(&["--consumer", &dir]);
+    let run = verify(&["--consumer", &dir, "--uses"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let p2p = format!("{dir}/app/p2p.py");
     assert_eq!(
@@ -181,15 +226,15 @@ fn over_the_sglang_package_the_findings_are_exactly_the_known_ones() {
     let found: Vec<&str> = run
         .stdout
         .lines()
-        .filter(|l| l.contains(": expected "))
+        .filter(|l| !l.starts_with("verify --consumer: "))
         .map(|l| l.strip_prefix(&prefix).unwrap_or(l))
         .collect();
     let known = std::fs::read_to_string(fixture("sglang-0.5.16-findings.txt")).unwrap();
     assert_eq!(found, known.lines().collect::<Vec<_>>(), "{}", run.stdout);
     assert_eq!(
         run.last_line(),
-        "verify --consumer: 2857 file(s), 69 uses; 32 mismatch(es) against api.toml, 0 \
-         finding(s) against the images"
+        "verify --consumer: 2857 file(s), 69 uses; 43 finding(s): 43 against api.toml, 0 \
+         against the images"
     );
 
     // Each lies in a file that imports mooncake, directly or through sglang's own modules
@@ -208,7 +253,7 @@ fn over_the_sglang_package_the_findings_are_exactly_the_known_ones() {
         .iter()
         .map(|l| l.split_once(':').unwrap().0.to_owned())
         .collect();
-    assert_eq!(files.len(), 10, "{files:?}");
+    assert_eq!(files.len(), 11, "{files:?}");
     let elsewhere: Vec<&String> = files.difference(&closure).collect();
     assert!(
         elsewhere.is_empty(),

@@ -22,7 +22,7 @@ fn verify_says_how_many_of_sglangs_uses_the_pin_serves() {
     let run = xtask(&["verify", "--wheel", whl.to_str().unwrap()], &[]);
     assert_eq!(run.code, Some(0), "{run:?}");
     run.assert_stdout_has(
-        "; sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1 served",
+        "; sglang 0.5.16: 67 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1 served",
     );
     assert!(run.stderr.contains(&format!(
         "warning: {STORE_PY}:270: mooncake.store.ReplicateConfig.group_ids: image cuda: probed, \
@@ -36,7 +36,7 @@ fn verify_says_how_many_of_sglangs_uses_the_pin_serves() {
             format!("warning: {STORE_PY}:270: mooncake.store.ReplicateConfig.group_ids: image cuda: probed, absent from the base core 0.3.11.post1 too: the fallback is taken before and after the pin"),
             format!("warning: {STORE_PY}:273: mooncake.store.ReplicateConfig.group_ids: image cuda: probed, absent from the base core 0.3.11.post1 too: the fallback is taken before and after the pin"),
             format!("warning: {STORE_PY}:1260: mooncake.store.ReplicateConfig.group_ids: image cuda: pre-existing: not served by the base core 0.3.11.post1 either (absent)"),
-            "image cuda: sglang 0.5.16: 66 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1: 0 broken, 3 warnings".to_owned(),
+            "image cuda: sglang 0.5.16: 67 uses across the cuda pin 0.3.11.post1 -> 0.3.12.post1: 0 broken, 3 warnings".to_owned(),
         ]
     );
 }
