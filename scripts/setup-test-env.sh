@@ -31,10 +31,11 @@ OTHER_FLAVOUR_WHEELS=(mooncake-transfer-engine-cuda13==0.3.14)
 # from all their shared objects (each core and the extension modules its record reads) stands
 # in for the GPU.
 STUB_WHEELS=("${CORE_WHEELS[@]}" "${OTHER_FLAVOUR_WHEELS[@]}")
-# A real consumer, read whole by `verify --consumer` (never installed): sglang 0.5.16, what
-# the lmsysorg/sglang:v0.5.16 image ships.
+# Real trees, read whole by `verify --consumer` (never installed): sglang 0.5.16, what the
+# lmsysorg/sglang:v0.5.16 image ships; vllm and lmcache, which use mooncake too; transformers,
+# which does not (the scan must stay silent, and quick, over it).
 CONSUMERS="$ENV_DIR/consumers"
-CONSUMER_WHEELS=(sglang==0.5.16)
+CONSUMER_WHEELS=(sglang==0.5.16 vllm==0.34.0 lmcache==0.5.6 transformers==5.25.0)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 

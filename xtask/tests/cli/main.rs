@@ -25,6 +25,7 @@ mod manifest_paths;
 mod matrix;
 mod out_of_the_box;
 mod printed_names;
+mod real_trees;
 mod regen;
 mod users_record;
 mod verify;
