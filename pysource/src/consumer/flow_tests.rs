@@ -136,7 +136,7 @@ t.put({}, **unknown)
         &[
             (7, 11, "no parameter `compress`"),
             (13, 11, "no parameter `partion`; did you mean `partition`?"),
-            (14, 14, "found 'tensor'"),
+            (14, 22, "found 'tensor'"),
         ],
     );
 }

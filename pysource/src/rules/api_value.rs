@@ -42,7 +42,7 @@ pub fn check(u: &ConsumerUse, params: &[Param], args: &[Arg], skip: usize) -> Ve
             };
             out.push(
                 Finding::new(Rule::ApiValue, &u.subject, &param.name)
-                    .at(arg.line, arg.col)
+                    .at(arg.value.0, arg.value.1)
                     .expected(one_of(Some(domain)), found)
                     .suggest(near.map(|n| repr(&n))),
             );

@@ -44,21 +44,21 @@ u = FieldSchema(codec='ragged', metadata={{}})
         failures(&text),
         [
             format!(
-                "consumer.py:5:12: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensor'"
+                "consumer.py:5:17: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensor'"
             ),
             format!(
-                "consumer.py:6:17: MooncakeBundleTransfer.put: type: expected {TYPES}, found 'tensor'"
+                "consumer.py:6:25: MooncakeBundleTransfer.put: type: expected {TYPES}, found 'tensor'"
             ),
             format!(
-                "consumer.py:7:36: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'Dict'; did you mean `'dict'`?"
+                "consumer.py:7:41: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'Dict'; did you mean `'dict'`?"
             ),
             format!(
-                "consumer.py:8:20: MooncakeBundleTransfer.put: type: expected {TYPES}, found None"
+                "consumer.py:8:25: MooncakeBundleTransfer.put: type: expected {TYPES}, found None"
             ),
             format!(
                 "consumer.py:9:17: FieldSchema: codec: expected {codecs}, found 'ndarry'; did you mean `'ndarray'`?"
             ),
-            format!("consumer.py:10:17: FieldSchema: codec: expected {codecs}, found 'ragged'"),
+            format!("consumer.py:10:23: FieldSchema: codec: expected {codecs}, found 'ragged'"),
         ]
     );
 }
@@ -112,16 +112,16 @@ def f(flag):
         failures(&text),
         [
             format!(
-                "consumer.py:7:12: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensor'"
+                "consumer.py:7:17: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensor'"
             ),
             format!(
                 "consumer.py:8:13: FieldSchema: codec: expected {codecs}, found 'ndarry'; did you mean `'ndarray'`?"
             ),
             format!(
-                "consumer.py:10:16: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensr'"
+                "consumer.py:10:21: MooncakeBundleTransfer.get: type: expected {TYPES}, found 'tensr'"
             ),
             format!(
-                "consumer.py:12:18: MooncakeBundleTransfer.put: type: expected {TYPES}, found 'tensor'"
+                "consumer.py:12:23: MooncakeBundleTransfer.put: type: expected {TYPES}, found 'tensor'"
             ),
         ]
     );

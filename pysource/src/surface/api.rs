@@ -68,6 +68,8 @@ pub struct Arg {
     /// Where it is (a keyword's name, else its value).
     pub line: usize,
     pub col: usize,
+    /// Where its value is (the keyword's, for one spelt out of a `**` dict).
+    pub value: (usize, usize),
     /// The literals it may hold, as written (`"dict"`, `None`): each one certain on some path.
     pub literals: Vec<String>,
 }
@@ -379,6 +381,7 @@ impl<'a> Analyzer<'a> {
                             position: None,
                             line,
                             col,
+                            value: self.line_col(k.value_at),
                             literals: literals(&k.vals),
                         });
                     }
@@ -491,6 +494,7 @@ impl<'a> Analyzer<'a> {
                 position: Some(i),
                 line,
                 col,
+                value: (line, col),
                 literals: literals(vals),
             });
         }
@@ -501,6 +505,7 @@ impl<'a> Analyzer<'a> {
                 position: None,
                 line,
                 col,
+                value: self.line_col(k.value_at),
                 literals: literals(&k.vals),
             });
         }

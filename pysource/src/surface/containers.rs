@@ -377,6 +377,7 @@ impl<'a> Analyzer<'a> {
                 name: None,
                 vals,
                 at,
+                value_at: at,
             }];
         };
         let reader = self.func;
@@ -397,6 +398,7 @@ impl<'a> Analyzer<'a> {
                 name: Some(name),
                 vals,
                 at,
+                value_at: at,
             })
             .collect()
     }

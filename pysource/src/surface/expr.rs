@@ -24,6 +24,8 @@ pub(super) struct Keyword<'a> {
     pub name: Option<&'a str>,
     pub vals: Vals<'a>,
     pub at: TextSize,
+    /// Where its value is.
+    pub value_at: TextSize,
 }
 
 impl<'a> Args<'a> {
@@ -369,7 +371,12 @@ impl<'a> Analyzer<'a> {
         for (name, value, at) in keyword_args(&arguments.keywords) {
             let vals = self.eval(value);
             match name {
-                Some(_) => keywords.push(Keyword { name, vals, at }),
+                Some(_) => keywords.push(Keyword {
+                    name,
+                    vals,
+                    at,
+                    value_at: value.start(),
+                }),
                 // `**d` of a dict whose keys are all known passes those keys.
                 None => keywords.extend(self.spread(vals, at)),
             }

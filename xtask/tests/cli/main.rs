@@ -23,6 +23,7 @@ mod line_endings;
 mod manifest_lock;
 mod manifest_paths;
 mod matrix;
+mod mistakes;
 mod out_of_the_box;
 mod printed_names;
 mod real_trees;
