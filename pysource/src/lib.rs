@@ -1,11 +1,10 @@
-//! Checks an upstream module's source against the api.toml model, statically: the module is
-//! parsed in Rust (ruff's parser), never imported, so no Python or native core is needed.
-//!
-//! [`source`] reads a `.py` or the module out of a wheel ([`archive`] reads wheels, bounded), [`extract`] keeps the module-level
-//! facts, [`check`] compares them with the model into a [`report::Report`]; [`matrix`] does
-//! that across releases, [`pin`] edits api.toml's pin, [`fetch`] downloads the pinned file;
-//! [`surface`] derives what the module uses of the native core and of its package and checks it
-//! against the manifest's `[[native]]` and `[[sibling]]` declarations.
+//! Reads Python source in Rust (ruff's parser), never importing it, so no interpreter or
+//! native core is needed: the upstream module's symbols against api.toml ([`extract`],
+//! [`check`], [`report`]; across releases, [`matrix`]), and one semantic model of a program
+//! ([`semantic`]) that one flow ([`surface`]) follows values through, for three analyses: the
+//! module's native surface, a consumer tree's uses of the API and of the native modules
+//! ([`consumer`]), and the images' other users' records. What each use is checked against is
+//! a rule ([`rules`]). [`source`] and [`archive`] read a `.py` file or a wheel, bounded.
 
 pub mod archive;
 pub mod check;

@@ -1,6 +1,6 @@
 //! `cargo xtask bench-verify` (hidden; run by hand, release build): `verify --module` against
 //! the same static check in Python with `ast`, side by side in one run, medians. With
-//! `--surface`: `verify --module --surface` against `pysource/bench/surface_ast.py`.
+//! `--surface`: `verify --module --surface` against `pysource/bench/parse_walk_ast.py` (parse and visit every node with `ast`).
 //! Two views: in-process (read + parse + extract + compare, the work itself) and whole
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
@@ -38,7 +38,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     Ok(Outcome::Ok)
 }
 
-/// What verify_ast.py and surface_ast.py print: each run's wall time, what they found.
+/// What verify_ast.py and parse_walk_ast.py print: each run's wall time, what they found.
 #[derive(serde::Deserialize)]
 struct AstReport {
     seconds: Vec<f64>,
@@ -64,7 +64,7 @@ fn bench(args: &Args, manifest: &Path, api: &Api) -> std::result::Result<(), Str
             "package": api.upstream.package(),
             "surface": api.surface,
         });
-        ("surface_ast.py", spec.to_string())
+        ("parse_walk_ast.py", spec.to_string())
     } else {
         let symbols = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
         ("verify_ast.py", symbols)
@@ -191,7 +191,7 @@ fn compare(
         ),
         (
             if args.surface {
-                "whole process: `xtask verify --module --surface` vs `python3 surface_ast.py`"
+                "whole process: `xtask verify --module --surface` vs `python3 parse_walk_ast.py`"
             } else {
                 "whole process: `xtask verify --module` vs `python3 verify_ast.py`"
             },

@@ -117,7 +117,7 @@ pub fn read(paths: &[PathBuf]) -> Result<Vec<ConsumerFile>, LoadError> {
         .par_iter()
         .map(|(p, root)| {
             Ok(ConsumerFile {
-                source: ModuleSource::read_module(p)?,
+                source: ModuleSource::read_unhashed(p)?,
                 module: module_name(p, *root),
                 named: root.is_none(),
             })
