@@ -44,13 +44,19 @@ pub struct File<'m> {
 /// The program: its files, each parsed and indexed on first use.
 pub struct Model<'m> {
     pub files: &'m [SourceFile<'m>],
-    /// What each file's import lines name, read from its text (no parse needed).
-    pub imports: Vec<Vec<String>>,
+    /// What each file's import lines name, read from its text on first use (no parse needed).
+    imports: Vec<OnceLock<Vec<String>>>,
     trees: &'m [OnceLock<Result<Tree, LoadError>>],
     indexes: Vec<OnceLock<Index<'m>>>,
 }
 
 impl<'m> Model<'m> {
+    /// The modules file `i`'s import lines name ([`imported_modules`]), read once.
+    pub fn imports(&self, i: usize) -> &[String] {
+        let f = &self.files[i];
+        self.imports[i].get_or_init(|| imported_modules(&f.source.text, f.module))
+    }
+
     /// File `i`, parsed and indexed the first time it is asked for (from any thread).
     pub fn file(&self, i: usize) -> Result<File<'_>, LoadError> {
         let f = &self.files[i];
@@ -86,10 +92,7 @@ pub fn with_model<T: Send>(
         let out = {
             let model = Model {
                 files,
-                imports: files
-                    .iter()
-                    .map(|f| imported_modules(&f.source.text, f.module))
-                    .collect(),
+                imports: files.iter().map(|_| OnceLock::new()).collect(),
                 trees: &trees,
                 indexes: files.iter().map(|_| OnceLock::new()).collect(),
             };

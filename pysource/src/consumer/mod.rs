@@ -14,7 +14,6 @@ pub use files::{ConsumerFile, expand, module_name, read};
 use crate::semantic::{SourceFile, with_model};
 use crate::source::LoadError;
 use crate::surface::api::ApiNames;
-use crate::surface::reach;
 use crate::surface::{self, Finding, SurfaceConfig};
 use mooncake_sos_contract::model::{Api, SymbolKind};
 use rayon::prelude::*;
@@ -190,13 +189,6 @@ pub fn check(
         .par_iter()
         .map(|f| f.named || f.source.text.contains(package))
         .collect();
-    others.retain(|m| {
-        let leaf = m.rsplit('.').next().unwrap_or(m);
-        sources
-            .iter()
-            .zip(&seeds)
-            .any(|(f, &seed)| seed && reach::names_module(&f.source.text, m, leaf))
-    });
     let files: Vec<SourceFile<'_>> = sources
         .iter()
         .zip(&seeds)
@@ -206,8 +198,20 @@ pub fn check(
             seed,
         })
         .collect();
-    config.others = others;
-    let natives = with_model(&files, |model| surface::derive_program(model, &config))??;
+    let natives = with_model(&files, |model| {
+        // An extension module no file read from the start names (in its text, or as what an
+        // import line imports) is not analysed.
+        let named = |m: &String| {
+            (0..files.len()).any(|i| {
+                files[i].seed
+                    && (files[i].source.text.contains(m.as_str())
+                        || model.imports(i).iter().any(|x| x == m))
+            })
+        };
+        let mut config = config.clone();
+        config.others = others.iter().filter(|m| named(m)).cloned().collect();
+        surface::derive_program(model, &config)
+    })??;
     let api_uses = natives.api;
     let mut notes = Vec::new();
     if natives.unsettled {
@@ -249,6 +253,15 @@ fn file_report(
     native.retain(|u| {
         !matches!(&u.target, surface::Target::Sibling { module } if *module == api.upstream.module)
     });
+    // Most files of a tree use nothing: nothing to judge.
+    if uses.is_empty() && native.is_empty() {
+        return FileReport {
+            file,
+            uses,
+            native,
+            failures: Vec::new(),
+        };
+    }
     // The module's own uses are what `[[native]]` is checked against elsewhere; here only
     // the failures count (a consumer need not use what the module uses).
     let surface = surface::Surface {

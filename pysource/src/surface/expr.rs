@@ -333,7 +333,7 @@ impl<'a> Analyzer<'a> {
                 else {
                     continue;
                 };
-                match self.world.modules.contains_key(module) {
+                match self.exports_of(module).is_some() {
                     true => out.extend(self.remote_object_attr(module, class, name)),
                     // Not read yet: a call of it draws the file into the program.
                     false => {

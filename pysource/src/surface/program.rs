@@ -69,7 +69,8 @@ pub fn derive_program(model: &Model<'_>, config: &SurfaceConfig) -> Result<Progr
         };
         for (f, r) in files.iter().zip(&rounds) {
             if let Some(r) = r {
-                next.modules.insert(f.module.to_owned(), r.exports.clone());
+                next.modules
+                    .insert(f.module.to_owned(), std::sync::Arc::clone(&r.exports));
             }
         }
         for r in rounds.iter().flatten() {
@@ -89,7 +90,12 @@ pub fn derive_program(model: &Model<'_>, config: &SurfaceConfig) -> Result<Progr
         let changed: BTreeSet<&str> = next
             .modules
             .iter()
-            .filter(|(m, e)| world.modules.get(*m) != Some(*e))
+            .filter(|(m, e)| {
+                world
+                    .modules
+                    .get(*m)
+                    .is_none_or(|old| !std::sync::Arc::ptr_eq(old, e) && **old != ***e)
+            })
             .map(|(m, _)| m.as_str())
             .chain(
                 world
@@ -105,17 +111,28 @@ pub fn derive_program(model: &Model<'_>, config: &SurfaceConfig) -> Result<Progr
             .filter(|(k, v)| world.inbound.get(*k) != Some(*v))
             .map(|((m, _), _)| m.as_str())
             .collect();
+        // Nothing carries, nothing calls, nothing changed: no file joins or needs reading again.
+        let quiet = carriers.is_empty() && called.is_empty() && changed.is_empty();
         for (i, f) in files.iter().enumerate() {
+            if quiet {
+                dirty[i] = false;
+                continue;
+            }
             // It imports a file that carries a native value, or a read file passes one to it.
-            let imports = &model.imports[i];
+            let imports = model.imports(i);
             let joins = !read[i]
                 && (imports.iter().any(|m| carriers.contains(m.as_str()))
                     || called.contains(f.module));
             read[i] |= joins;
-            dirty[i] = read[i]
-                && (joins
-                    || called.contains(f.module)
-                    || imports.iter().any(|m| changed.contains(m.as_str())));
+            // Analysed again only when a fact of another file it read changed.
+            let stale = || {
+                rounds[i].as_ref().is_none_or(|r| {
+                    r.reads
+                        .iter()
+                        .any(|x| changed.contains(x.module()) && !x.same(&world, &next))
+                })
+            };
+            dirty[i] = read[i] && (joins || called.contains(f.module) || stale());
         }
         let settled = !dirty.contains(&true);
         if settled || round + 1 == MAX_ROUNDS {

@@ -7,7 +7,7 @@ use super::index::{ClassId, FuncId, FuncKind, MODULE_SCOPE};
 use super::value::{ApiVal, Val, Vals};
 use super::value::{Remote, Shared, is_native, share, without_literals};
 use super::walk::Analyzer;
-use super::world::{ClassExport, Exports, FuncExport};
+use super::world::{ClassExport, Exports, FuncExport, Read};
 use ruff_python_ast as ast;
 use std::collections::BTreeMap;
 
@@ -37,12 +37,37 @@ impl<'a> Analyzer<'a> {
         self.world.known.contains(module)
     }
 
+    /// What file `module` exports, once it is read (the read recorded: it joining changes
+    /// what this file finds).
+    pub fn exports_of(&self, module: &str) -> Option<&'a Exports> {
+        self.reads
+            .borrow_mut()
+            .insert(Read::Module(module.to_owned()));
+        self.world.modules.get(module).map(|e| &**e)
+    }
+
+    fn world_name(&self, module: &str, name: &str) -> Option<&'a Shared> {
+        let e = self.exports_of(module)?;
+        self.reads
+            .borrow_mut()
+            .insert(Read::Name(module.to_owned(), name.to_owned()));
+        e.names.get(name)
+    }
+
+    pub fn world_func(&self, module: &str, name: &str) -> Option<&'a FuncExport> {
+        let e = self.exports_of(module)?;
+        self.reads
+            .borrow_mut()
+            .insert(Read::Func(module.to_owned(), name.to_owned()));
+        e.funcs.get(name)
+    }
+
     /// What `from <module> import <name>` binds, when `module` is in the program: the name's
     /// values there, or the module `<module>.<name>`.
     pub fn imported(&self, module: &str, name: &str) -> Vals<'a> {
         let mut out = Vals::new();
-        match self.world.modules.get(module) {
-            Some(e) => out.extend(e.names.get(name).into_iter().flatten().cloned()),
+        match self.exports_of(module) {
+            Some(_) => out.extend(self.world_name(module, name).into_iter().flatten().cloned()),
             // Not read yet: a definition there, known once a call passes it a native value.
             None if self.in_program(module) => {
                 out.insert(Val::Remote(Remote::Def {
@@ -100,7 +125,7 @@ impl<'a> Analyzer<'a> {
             };
             if export.methods.contains(name) {
                 let q = format!("{c}.{name}");
-                match self.world.modules[&m].funcs.get(&q) {
+                match self.world_func(&m, &q) {
                     Some(f) if f.property => out.extend(f.returns.iter().cloned()),
                     _ => {
                         out.insert(Val::Remote(Remote::Bound { module: m, name: q }));
@@ -121,7 +146,11 @@ impl<'a> Analyzer<'a> {
     }
 
     fn remote_class(&self, module: &str, class: &str) -> Option<&'a ClassExport> {
-        self.world.modules.get(module)?.classes.get(class)
+        let e = self.exports_of(module)?;
+        self.reads
+            .borrow_mut()
+            .insert(Read::Class(module.to_owned(), class.to_owned()));
+        e.classes.get(class)
     }
 
     /// Calling a value of another file: its function's result, or an instance of its class;
@@ -130,16 +159,11 @@ impl<'a> Analyzer<'a> {
         let mut out = Vals::new();
         self.remote_forwards(r, args, c);
         match r {
-            Remote::Def { module, name } if !self.world.modules.contains_key(module) => {
+            Remote::Def { module, name } if self.exports_of(module).is_none() => {
                 self.pass(module, name, 0, args);
             }
             Remote::Def { module, name } => {
-                if let Some(f) = self
-                    .world
-                    .modules
-                    .get(module)
-                    .and_then(|e| e.funcs.get(name))
-                {
+                if let Some(f) = self.world_func(module, name) {
                     self.pass(module, name, 0, args);
                     out.extend(f.returns.iter().cloned());
                 } else if self.remote_class(module, name).is_some() {
@@ -152,12 +176,7 @@ impl<'a> Analyzer<'a> {
                 }
             }
             Remote::Bound { module, name } => {
-                if let Some(f) = self
-                    .world
-                    .modules
-                    .get(module)
-                    .and_then(|e| e.funcs.get(name))
-                {
+                if let Some(f) = self.world_func(module, name) {
                     self.pass(module, name, f.bound, args);
                     out.extend(f.returns.iter().cloned());
                 }
@@ -173,12 +192,7 @@ impl<'a> Analyzer<'a> {
         let (Remote::Def { module, name } | Remote::Bound { module, name }) = r else {
             return;
         };
-        let Some(f) = self
-            .world
-            .modules
-            .get(module)
-            .and_then(|e| e.funcs.get(name))
-        else {
+        let Some(f) = self.world_func(module, name) else {
             return;
         };
         if f.forwards.is_empty() {
@@ -191,7 +205,7 @@ impl<'a> Analyzer<'a> {
 
     /// Records what a call passes to `name` of `module` (its first `skip` parameters bound).
     fn pass(&mut self, module: &str, name: &str, skip: usize, args: &Args<'a>) {
-        let Some(exports) = self.world.modules.get(module) else {
+        if self.exports_of(module).is_none() {
             // A file not read yet: it joins the program when it is passed a native value.
             let passes = args
                 .positional
@@ -204,8 +218,8 @@ impl<'a> Analyzer<'a> {
                     .or_default();
             }
             return;
-        };
-        let Some(f) = exports.funcs.get(name) else {
+        }
+        let Some(f) = self.world_func(module, name) else {
             return;
         };
         let positional = f.params.iter().filter(|(_, kw)| !kw).count();

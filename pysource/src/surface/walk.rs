@@ -63,6 +63,8 @@ pub(super) struct Analyzer<'a> {
     pub keys: super::keys::Search,
     /// The dicts, lists, tuples and sets of the file, by the place that makes each.
     pub containers: Vec<super::containers::Container<'a>>,
+    /// What the analysis read of the other files.
+    pub reads: std::cell::RefCell<BTreeSet<super::world::Read>>,
     /// Per function, the API calls it passes its `**kwargs` to.
     pub forwards: Vec<BTreeSet<super::api::Forward>>,
     pub container_at: HashMap<TextSize, usize>,
@@ -111,6 +113,7 @@ pub(super) fn analyze_in<'a>(
         keys: super::keys::Search::default(),
         containers: Vec::new(),
         forwards: vec![BTreeSet::new(); index.funcs.len()],
+        reads: Default::default(),
         container_at: HashMap::new(),
         remote_bases: index.classes.iter().map(|_| BTreeSet::new()).collect(),
         assigned: index.classes.iter().map(|_| BTreeSet::new()).collect(),
@@ -143,8 +146,9 @@ pub(super) fn analyze_in<'a>(
     Round {
         uses: all.into_iter().collect(),
         api_uses: api.into_iter().collect(),
-        exports,
+        exports: std::sync::Arc::new(exports),
         outbound: a.outbound,
+        reads: a.reads.into_inner(),
     }
 }
 

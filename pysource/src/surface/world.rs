@@ -44,18 +44,58 @@ pub(super) struct World {
     /// Every file's module, read or not yet.
     pub known: BTreeSet<String>,
     /// The exports of the files read.
-    pub modules: BTreeMap<String, Exports>,
+    pub modules: BTreeMap<String, std::sync::Arc<Exports>>,
     /// (module, function) -> parameter index -> what callers in other files pass.
     pub inbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
+}
+
+/// A fact of another file that a file's analysis read: its presence in the program, one of
+/// its module-level names, functions or classes. A file is analysed again only when one of
+/// the facts it read changed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Read {
+    Module(String),
+    Name(String, String),
+    Func(String, String),
+    Class(String, String),
+}
+
+impl Read {
+    pub fn module(&self) -> &str {
+        match self {
+            Read::Module(m) | Read::Name(m, _) | Read::Func(m, _) | Read::Class(m, _) => m,
+        }
+    }
+
+    /// Whether this fact is the same in `old` and `new`.
+    pub fn same(&self, old: &World, new: &World) -> bool {
+        let (o, n) = match (
+            old.modules.get(self.module()),
+            new.modules.get(self.module()),
+        ) {
+            (None, None) => return true,
+            (Some(o), Some(n)) if std::sync::Arc::ptr_eq(o, n) => return true,
+            (Some(o), Some(n)) => (o, n),
+            _ => return false,
+        };
+        match self {
+            Read::Module(_) => true,
+            Read::Name(_, k) => o.names.get(k) == n.names.get(k),
+            Read::Func(_, k) => o.funcs.get(k) == n.funcs.get(k),
+            Read::Class(_, k) => o.classes.get(k) == n.classes.get(k),
+        }
+    }
 }
 
 /// One file's analysis in one round.
 pub(super) struct Round {
     pub uses: Vec<Use>,
     pub api_uses: Vec<super::api::ConsumerUse>,
-    pub exports: Exports,
+    pub exports: std::sync::Arc<Exports>,
     /// (module, function) -> parameter index -> what this file passes.
     pub outbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
+    /// What it read of the other files.
+    pub reads: BTreeSet<Read>,
 }
 
 impl Exports {
