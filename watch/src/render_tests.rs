@@ -75,6 +75,8 @@ fn text_is_one_line_per_fact_with_every_hostile_character_escaped() {
          mooncake-transfer-engine-cuda13 (1 listed, 1 checked)\n\
          \x20 0.3.99: {VERDICT}\n\
          \n\
+         cores: 1 of the 1 API-carrying releases' cores checked\n\
+         \n\
          image cuda: overlay on mooncake-transfer-engine-cuda13 0.3.11.post1\n\
          \x20 transition: overlay -> pin at 0.3.99: it uses `X.[a](http://x)` | ![i](s)\\n| forged | row |\\x1b[2J\n\
          \x20 blocked: check: core says \\x1b]0;title\\x07\n\
@@ -104,6 +106,8 @@ fn markdown_keeps_its_two_tables_and_adds_no_heading_link_or_image() {
             ),
             "",
             "Baseline: `the pinned module\\n# heading`",
+            "",
+            "Cores: 1 of the 1 API-carrying releases' cores checked",
         ]
     );
     // As GitHub renders it: two tables of one row each, every cell the text itself.

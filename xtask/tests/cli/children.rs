@@ -50,7 +50,9 @@ fn index_that_never_sends_a_wheel() -> String {
     url
 }
 
-/// Pids of live pip processes downloading from `url`.
+/// Pids of live pip processes downloading from `url`. With an index URL, pip runs under the
+/// redirect guard (`python3 -c GUARD URL LOG ARGS...`, watch's `links::PIP_GUARD_PY`): its
+/// command line holds pip's arguments but not `pip` itself.
 fn pips_from(url: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
@@ -65,7 +67,10 @@ fn pips_from(url: &str) -> Vec<String> {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
         let has = |word: &str| args.contains(&word.as_bytes());
-        if !zombie && has("pip") && has("download") && has(url) {
+        let index = args
+            .windows(2)
+            .any(|w| w == [b"--index-url".as_slice(), url.as_bytes()]);
+        if !zombie && has("--disable-pip-version-check") && has("download") && index {
             found.push(pid);
         }
     }

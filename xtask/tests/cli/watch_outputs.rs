@@ -151,7 +151,14 @@ fn releases_past_the_cap_are_listed_as_not_checked() {
             "  not checked (1, past --max-releases)",
             "  0.3.11.post1",
             "  0.3.12.post1",
+            "cores",
         ],
+        "{run:?}"
+    );
+    // Only the checked releases' cores count: 0.3.12.post1's of each package.
+    assert!(
+        run.stdout
+            .contains("\n\ncores: 2 of the 2 API-carrying releases' cores checked\n\n"),
         "{run:?}"
     );
     assert!(
@@ -186,6 +193,11 @@ fn releases_past_the_cap_are_listed_as_not_checked() {
         markdown.stdout.contains(&format!(
             "| {CUDA13} | 0.3.14 | not checked (past --max-releases) |\n"
         )),
+        "{markdown:?}"
+    );
+    assert_eq!(
+        markdown.stdout.lines().last(),
+        Some("Cores: 2 of the 2 API-carrying releases' cores checked"),
         "{markdown:?}"
     );
 }
