@@ -40,7 +40,7 @@ fn the_real_pin_serves_every_use_sglang_makes() {
         &core("0.3.12.post1"),
     );
     assert_eq!(verdict.failures, Vec::<String>::new());
-    assert_eq!(verdict.checked, 66);
+    assert_eq!(verdict.checked, 67);
     // group_ids is probed, and 0.3.11.post1 lacks it: sglang's fallback, before and after;
     // its write (behind `_can_use_group_semantics()`, which the analysis does not follow) is
     // not served by the base either.

@@ -108,7 +108,7 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
     assert_eq!(
         failures(user, &api, &[]),
         [
-            "c.py:1: sibling mooncake.engine: undeclared: expected a [[sibling]] entry, found \
+            "c.py:1:29: sibling mooncake.engine: undeclared: expected a [[sibling]] entry, found \
           required import at module level"
         ]
     );
