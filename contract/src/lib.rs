@@ -9,6 +9,7 @@ pub mod bounded;
 pub mod diag;
 pub mod drift;
 pub mod input;
+pub mod layout;
 pub mod model;
 pub mod nesting;
 pub mod parse;

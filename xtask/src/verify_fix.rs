@@ -46,13 +46,25 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         return Ok(Outcome::Failed);
     }
     if plan.edits.is_empty() {
+        let stale = manifest.stale_outputs()?;
+        if !stale.is_empty() {
+            println!(
+                "verify --fix: api.toml declares what {} uses, but {} output(s) are out of date \
+                 ({}): run `cargo xtask regen`",
+                source.display,
+                stale.len(),
+                stale.join(", ")
+            );
+            return Ok(Outcome::Failed);
+        }
         println!(
             "verify --fix: nothing to fix: api.toml already declares what {} uses",
             source.display
         );
         return Ok(Outcome::Ok);
     }
-    let edited = apply(&manifest.text, &plan.edits)
+    let text = manifest.editable();
+    let edited = apply(&text, &plan.edits)
         .map_err(|e| BadInput(format!("{}: error: {e}", manifest.display)))?;
     // What is written must pass what it was written for.
     let edited_api = load_str(&manifest.display, &edited)?;
@@ -73,7 +85,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     }
     let name = manifest.path.file_name().map(|f| f.to_string_lossy());
     let name = name.as_deref().unwrap_or("api.toml");
-    print!("{}", unified_diff(name, &manifest.text, &edited));
+    print!("{}", unified_diff(name, &text, &edited));
     let count = plan.edits.len();
     if dry_run {
         println!("verify --fix --dry-run: {count} declaration change(s); nothing written");

@@ -1,13 +1,15 @@
 //! Writing a plan all or nothing. Every new file is first staged beside its target and every
-//! file about to be replaced or removed is hard-linked to a backup beside it; only then are
-//! the staged files renamed into place, one by one. If a rename fails, the renames already
-//! done are undone from the backups, so the tree is as it was; a failure while staging
-//! changes nothing at all. A SIGKILL can still stop it between two renames: each file is then
-//! whole (old or new), `regen --check` says which are stale, and the next regen finishes.
+//! file about to be replaced or removed is hard-linked to a backup beside it; then the
+//! journal is written ([`journal`]), and only then are the staged files renamed into place,
+//! one by one; the journal's removal commits. If a rename fails, the renames already done
+//! are undone from the backups, so the tree is as it was; a failure while staging changes
+//! nothing at all. A SIGKILL between the journal and its removal leaves the journal, and the
+//! next command that reads the manifest undoes the write from it first: every file is then
+//! as it was before.
 
+use super::journal::{self, Entry, Write};
 use super::{Change, Status};
 use mooncake_sos_contract::atomic::{sibling, staging_prefix, write_synced};
-use std::fs::File;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -21,11 +23,16 @@ struct Step<'a> {
     backup: Option<PathBuf>,
 }
 
-/// Applies `changes`, all or none; `rename` is `std::fs::rename` (a test makes it fail).
+/// Applies `changes` (files under `root`, the directory of the manifest at `manifest`, whose
+/// journal records the write), all or none; `rename` is `std::fs::rename` (a test makes it
+/// fail). The caller holds the manifest's lock and has rolled back any journal left before.
 pub(super) fn transact(
+    manifest: &Path,
+    root: &Path,
     changes: &[Change],
     mut rename: impl FnMut(&Path, &Path) -> io::Result<()>,
 ) -> io::Result<()> {
+    remove_staging_files(manifest);
     for c in changes {
         remove_staging_files(&c.target);
     }
@@ -33,6 +40,9 @@ pub(super) fn transact(
         .iter()
         .filter(|c| c.status != Status::Unchanged)
         .collect();
+    if todo.is_empty() {
+        return Ok(());
+    }
     for c in &todo {
         preflight(c)?;
     }
@@ -48,10 +58,22 @@ pub(super) fn transact(
             }
         }
     }
-    // The manifest moves first: if the process is killed half-way, the manifest is the new
-    // one and `regen` completes the rest, rather than reverting outputs to the old manifest.
+    // The manifest moves first (undo restores it last).
     steps.sort_by_key(|s| !s.change.manifest);
-    for (done, step) in steps.iter().enumerate() {
+    let write = Write {
+        entries: steps.iter().map(entry).collect(),
+        dirs: created_dirs.clone(),
+    };
+    let journal = journal::path(manifest);
+    if let Err(e) = journal::write(&journal, root, &write) {
+        discard(&steps);
+        remove_dirs(&created_dirs);
+        return Err(io::Error::new(
+            e.kind(),
+            format!("cannot write {}: {e}", journal.display()),
+        ));
+    }
+    for step in &steps {
         let target = &step.change.target;
         let result = match &step.staged {
             Some(staged) => rename(staged, target),
@@ -60,26 +82,31 @@ pub(super) fn transact(
         };
         if let Err(e) = result {
             let path = &step.change.path;
-            let undone = undo(&steps[..done], &mut rename);
-            discard(&steps[done..]);
-            let message = match undone {
-                Ok(()) => {
-                    discard(&steps[..done]);
-                    remove_dirs(&created_dirs);
-                    format!("cannot write {path}: {e}; nothing was changed")
-                }
-                // The backups of what could not be restored stay, and the message names them.
+            let message = match journal::roll_back(&journal, &write, &mut rename) {
+                Ok(_) => format!("cannot write {path}: {e}; nothing was changed"),
                 Err(u) => format!("cannot write {path}: {e}; and then {u}"),
             };
             return Err(io::Error::new(e.kind(), message));
         }
     }
-    discard(&steps);
+    // The renames are durable before the journal goes.
     for dir in touched_dirs(&steps) {
-        // Make the renames durable; a directory that cannot be synced is not an error.
-        let _ = File::open(dir).and_then(|d| d.sync_all());
+        journal::sync(dir);
     }
+    journal::remove(&journal)?;
+    discard(&steps);
     Ok(())
+}
+
+fn entry(step: &Step) -> Entry {
+    let c = step.change;
+    Entry {
+        target: c.target.clone(),
+        staged: step.staged.clone(),
+        backup: step.backup.clone(),
+        old: c.old.as_ref().map(|t| journal::sha256(t.as_bytes())),
+        new: c.new.as_ref().map(|t| journal::sha256(t.as_bytes())),
+    }
 }
 
 /// Refuses what must not be replaced, before anything is written.
@@ -161,30 +188,6 @@ fn stage<'a>(c: &'a Change, created_dirs: &mut Vec<PathBuf>) -> io::Result<Step<
     }
 }
 
-/// Puts back what the first steps did, last first.
-fn undo(
-    done: &[Step],
-    rename: &mut impl FnMut(&Path, &Path) -> io::Result<()>,
-) -> Result<(), String> {
-    for step in done.iter().rev() {
-        let target = &step.change.target;
-        let result = match &step.backup {
-            Some(backup) => rename(backup, target),
-            None => std::fs::remove_file(target),
-        };
-        if let Err(e) = result {
-            let kept = step.backup.as_ref().map_or(String::new(), |b| {
-                format!(" (its old contents are in {})", b.display())
-            });
-            return Err(format!(
-                "restoring {} failed too: {e}; it may be new{kept}",
-                step.change.path
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Removes the staging files and backups of `steps` (those already renamed are gone).
 fn discard(steps: &[Step]) {
     for path in steps.iter().flat_map(|s| [&s.staged, &s.backup]).flatten() {
@@ -221,8 +224,10 @@ fn remove_dirs(created: &[PathBuf]) {
     }
 }
 
-/// Removes the staging files a killed regen left beside `path`. The caller holds the
-/// manifest's lock, so no live regen of the same manifest is writing them.
+/// Removes the staging files, backups and staged journals a killed run left beside `path`
+/// (an output, or the manifest), whatever their pid: the caller holds the manifest's lock,
+/// so no live run of the same manifest is writing them, and has rolled back the journal
+/// that needed the backups.
 fn remove_staging_files(path: &Path) {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return;
