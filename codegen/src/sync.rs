@@ -362,7 +362,9 @@ pub fn apply(manifest: &Path, changes: &[Change]) -> io::Result<()> {
         );
         return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
-    commit::transact(manifest, &root, changes, |from, to| std::fs::rename(from, to))
+    commit::transact(manifest, &root, changes, |from, to| {
+        std::fs::rename(from, to)
+    })
 }
 
 /// Whether a write to the outputs of the manifest at `manifest` was stopped half-way (its
@@ -383,5 +385,8 @@ pub fn recover(manifest: &Path) -> io::Result<Option<usize>> {
     let dir = manifest.parent().filter(|d| !d.as_os_str().is_empty());
     let root = std::fs::canonicalize(dir.unwrap_or(Path::new(".")))?;
     let entries = journal::read(&journal, &root)?;
-    journal::roll_back(&journal, &entries, &mut |from, to| std::fs::rename(from, to)).map(Some)
+    journal::roll_back(&journal, &entries, &mut |from, to| {
+        std::fs::rename(from, to)
+    })
+    .map(Some)
 }

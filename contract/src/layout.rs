@@ -51,7 +51,14 @@ mod tests {
 
     #[test]
     fn a_split_text_restores_to_its_own_bytes() {
-        for text in ["a\nb\n", "\u{feff}a\r\nb\r\n", "\u{feff}a\nb", "a\r\nb", "", "a"] {
+        for text in [
+            "a\nb\n",
+            "\u{feff}a\r\nb\r\n",
+            "\u{feff}a\nb",
+            "a\r\nb",
+            "",
+            "a",
+        ] {
             let (layout, plain) = Layout::split(text);
             assert!(!plain.contains('\r') && !plain.starts_with(BOM), "{text:?}");
             assert_eq!(layout.restore(&plain), text, "{text:?}");

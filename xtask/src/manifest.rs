@@ -274,9 +274,8 @@ fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
     // Only a regular file: a FIFO or a device is refused here, not waited on.
     let file = mooncake_sos_contract::input::open_regular(path)
         .map_err(|e| BadInput(e.diagnostic(display, "the manifest").to_string()))?;
-    let cannot = |e: std::io::Error| {
-        BadInput(format!("{display}: error: cannot lock the manifest: {e}"))
-    };
+    let cannot =
+        |e: std::io::Error| BadInput(format!("{display}: error: cannot lock the manifest: {e}"));
     if exclusive {
         file.lock().map_err(cannot)?;
     } else {

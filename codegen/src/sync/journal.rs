@@ -32,7 +32,10 @@ pub(super) struct Entry {
 
 /// The journal of the manifest at `manifest` (a path whose directory is the root).
 pub fn path(manifest: &Path) -> PathBuf {
-    let name = manifest.file_name().and_then(|n| n.to_str()).unwrap_or("api.toml");
+    let name = manifest
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("api.toml");
     manifest.with_file_name(format!(".{name}.regen-journal"))
 }
 
@@ -49,7 +52,12 @@ pub(super) struct Write {
 
 /// Writes the journal of `write` (paths under `root`), synced, renamed into place.
 pub(super) fn write(journal: &Path, root: &Path, write: &Write) -> io::Result<()> {
-    let under = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned();
+    let under = |p: &Path| {
+        p.strip_prefix(root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
     let name = |p: &Option<PathBuf>| {
         p.as_ref()
             .and_then(|p| p.file_name())

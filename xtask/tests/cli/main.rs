@@ -19,6 +19,7 @@ mod isolation;
 mod layering;
 mod leftover_regions;
 mod line_endings;
+mod manifest_layout;
 mod manifest_lock;
 mod manifest_paths;
 mod matrix;
