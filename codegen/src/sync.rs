@@ -367,16 +367,17 @@ pub fn apply(manifest: &Path, changes: &[Change]) -> io::Result<()> {
     })
 }
 
-/// Whether a write to the outputs of the manifest at `manifest` was stopped half-way (its
-/// journal is there): [`recover`] must run, under the manifest's exclusive lock, before
-/// anything reads the manifest or its outputs.
+/// Whether a write to the manifest at `manifest` and its outputs was stopped (its journal is
+/// there, or a staged journal): [`recover`] and [`sweep`] must run, under the manifest's
+/// exclusive lock, before anything reads the manifest or its outputs.
 pub fn pending(manifest: &Path) -> bool {
-    journal::path(manifest).exists()
+    journal::path(manifest).exists() || commit::has_staging_files(manifest)
 }
 
-/// Rolls back the write a killed run left half-made (see [`commit`]): every file it had
-/// replaced, created or removed is as before it. `None` when there was none; else how many
-/// files were put back. The caller holds the manifest's exclusive lock.
+/// Finishes the write a killed run left (see [`commit`]): one not committed is rolled back,
+/// every file it had replaced, created or removed as before it; of one committed, what it
+/// left beside the files is removed. `None` when there was none; else how many files were
+/// put back. The caller holds the manifest's exclusive lock.
 pub fn recover(manifest: &Path) -> io::Result<Option<usize>> {
     let journal = journal::path(manifest);
     if !journal.exists() {
@@ -384,9 +385,12 @@ pub fn recover(manifest: &Path) -> io::Result<Option<usize>> {
     }
     let dir = manifest.parent().filter(|d| !d.as_os_str().is_empty());
     let root = std::fs::canonicalize(dir.unwrap_or(Path::new(".")))?;
-    let entries = journal::read(&journal, &root)?;
-    journal::roll_back(&journal, &entries, &mut |from, to| {
-        std::fs::rename(from, to)
-    })
-    .map(Some)
+    let write = journal::read(&journal, &root)?;
+    journal::finish(&journal, &write).map(Some)
+}
+
+/// Removes the staging files killed runs left beside the manifest at `manifest` (a staged
+/// journal). The caller holds the manifest's lock and has called [`recover`].
+pub fn sweep(manifest: &Path) {
+    commit::remove_staging_files(manifest);
 }

@@ -87,7 +87,8 @@ impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest> {
         let display = display_name(path);
         if sync::pending(path) {
-            // A write a killed run left half-made is rolled back before anything is read.
+            // A write a killed run left is finished (rolled back, if it was not committed)
+            // before anything is read.
             lock(path, &display, true)?;
         }
         let text = read(path, &display)?;
@@ -291,11 +292,16 @@ fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
                 "{display}: error: undoing a write that was stopped half-way: {e}"
             ))
         })?;
-        if let Some(restored) = journal {
-            eprintln!(
+        sync::sweep(path);
+        match journal {
+            Some(0) => {
+                eprintln!("{display}: removed the temporary files of a run that was stopped")
+            }
+            Some(restored) => eprintln!(
                 "{display}: a run was stopped while writing; undone: {restored} file(s) put \
                  back as they were before it"
-            );
+            ),
+            None => {}
         }
         if !exclusive {
             file.lock_shared().map_err(cannot)?;

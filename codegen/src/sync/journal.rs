@@ -43,15 +43,19 @@ pub(super) fn sha256(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// A write: its files, and the directories it made for them (parents first).
+/// A write: its files, the directories it makes for them (parents first), and whether every
+/// file is in place.
 #[derive(Debug, Default)]
 pub(super) struct Write {
     pub entries: Vec<Entry>,
     pub dirs: Vec<PathBuf>,
+    pub committed: bool,
 }
 
-/// Writes the journal of `write` (paths under `root`), synced, renamed into place.
-pub(super) fn write(journal: &Path, root: &Path, write: &Write) -> io::Result<()> {
+/// Writes the journal of `write` (paths under `root`) for the manifest at `manifest`: staged
+/// as `.NAME.regen-PID.journal.tmp`, synced, renamed into place.
+pub(super) fn write(manifest: &Path, root: &Path, write: &Write) -> io::Result<()> {
+    let journal = path(manifest);
     let under = |p: &Path| {
         p.strip_prefix(root)
             .unwrap_or(p)
@@ -77,15 +81,15 @@ pub(super) fn write(journal: &Path, root: &Path, write: &Write) -> io::Result<()
         })
         .collect();
     let dirs: Vec<String> = write.dirs.iter().map(|d| under(d)).collect();
-    let text = json!({ "steps": steps, "dirs": dirs }).to_string();
-    let staged = sibling(journal, "journal.tmp");
+    let text = json!({ "steps": steps, "dirs": dirs, "committed": write.committed }).to_string();
+    let staged = sibling(manifest, "journal.tmp");
     let _ = std::fs::remove_file(&staged);
     let result = write_synced(&staged, text.as_bytes(), None)
-        .and_then(|()| std::fs::rename(&staged, journal));
+        .and_then(|()| std::fs::rename(&staged, &journal));
     if result.is_err() {
         let _ = std::fs::remove_file(&staged);
     }
-    sync_dir(journal);
+    sync_dir(&journal);
     result
 }
 
@@ -113,7 +117,12 @@ pub(super) fn read(journal: &Path, root: &Path) -> io::Result<Write> {
     let steps = value["steps"]
         .as_array()
         .ok_or_else(|| bad("not a journal: no steps"))?;
-    let mut write = Write::default();
+    let mut write = Write {
+        committed: value["committed"]
+            .as_bool()
+            .ok_or_else(|| bad("not a journal: no committed"))?,
+        ..Write::default()
+    };
     for dir in value["dirs"].as_array().into_iter().flatten() {
         let dir = dir
             .as_str()
@@ -152,6 +161,18 @@ pub(super) fn read(journal: &Path, root: &Path) -> io::Result<Write> {
         });
     }
     Ok(write)
+}
+
+/// Finishes the write the journal records: one not committed is rolled back
+/// ([`roll_back`]); of one committed, only the backups and the journal are left to remove.
+/// How many files were put back.
+pub(super) fn finish(journal: &Path, write: &Write) -> io::Result<usize> {
+    if !write.committed {
+        return roll_back(journal, write, &mut |from, to| std::fs::rename(from, to));
+    }
+    remove_temporaries(write);
+    remove(journal)?;
+    Ok(0)
 }
 
 /// Puts every file of `write` back as it was before it and removes its staged files, its
@@ -206,17 +227,22 @@ pub(super) fn roll_back(
             )
         })?;
     }
+    remove_temporaries(write);
+    for dir in write.dirs.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    remove(journal)?;
+    Ok(restore.len())
+}
+
+/// Removes the staged files and backups of `write` (those still there).
+fn remove_temporaries(write: &Write) {
     for e in &write.entries {
         for path in [&e.staged, &e.backup].into_iter().flatten() {
             let _ = std::fs::remove_file(path);
         }
         sync_dir(&e.target);
     }
-    for dir in write.dirs.iter().rev() {
-        let _ = std::fs::remove_dir(dir);
-    }
-    remove(journal)?;
-    Ok(restore.len())
 }
 
 fn with_target(e: &Entry, err: io::Error) -> io::Error {

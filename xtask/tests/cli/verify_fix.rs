@@ -112,3 +112,95 @@ fn prune_removes_a_declaration_nothing_uses() {
     assert_eq!(run.code, Some(0), "{run:?}");
     run.assert_stdout_has("-module = \"mooncake._fast_copy\"\n");
 }
+
+/// `--prune` writing: after the 0.3.13.post1 declarations, the 0.3.12.post1 module prunes
+/// what only the newer one uses; the diff printed is exactly what is written, and the tree
+/// is current and verifies after.
+#[test]
+fn prune_writes_the_removal_and_the_tree_verifies() {
+    let repo = Sandbox::new();
+    let newer = module_of("0.3.13.post1", repo.root());
+    assert_eq!(fix(&repo, &newer, &[]).code, Some(0));
+    let before = repo.read("api.toml");
+    let older = module_of("0.3.12.post1", repo.root());
+    let run = fix(&repo, &older, &["--prune"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let after = repo.read("api.toml");
+    let removed = "\n[[sibling]]\nmodule = \"mooncake._fast_copy\"\nuse = \"optional\"\n";
+    let removed_at = before.find(removed).expect("the sibling the fix declared");
+    let reason_end =
+        removed_at + removed.len() + before[removed_at + removed.len()..].find('\n').unwrap() + 1;
+    let want = format!("{}{}", &before[..removed_at], &before[reason_end..]);
+    assert_eq!(after, want);
+    let diff = mooncake_sos_contract::drift::unified_diff("api.toml", &before, &after);
+    assert!(
+        run.stdout.starts_with(&diff),
+        "{run:?}\nwant the diff:\n{diff}"
+    );
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("verify --fix: 1 declaration change(s) written to api.toml (review the diff above)")
+    );
+    assert_eq!(verify(&repo, &older).code, Some(0));
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+}
+
+/// A domain `--fix` rewrites keeps the comments of the values that stay.
+#[test]
+fn a_rewritten_domain_keeps_the_comments_of_the_values_that_stay() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let one_line = "domain = [\"dataproto\", \"dict\"]";
+    let commented = "domain = [\n        # the default\n        \"dataproto\",\n        # going away\n        \"gone\",\n        # dicts too\n        \"dict\",\n    ]";
+    let kept = "domain = [\n        # the default\n        \"dataproto\",\n        # dicts too\n        \"dict\",\n    ]";
+    let original = repo.read("api.toml");
+    assert_eq!(original.matches(one_line).count(), 2, "put and get_batch");
+    repo.write("api.toml", &original.replacen(one_line, commented, 1));
+    let run = fix(&repo, &module, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(repo.read("api.toml"), original.replacen(one_line, kept, 1));
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+}
+
+/// Parameters written as `[[symbol.method.params]]` tables: `--fix` sets a domain in them as
+/// in an inline table.
+#[test]
+fn a_domain_in_a_params_table_is_fixed() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let mut doc: toml_edit::DocumentMut = repo.read("api.toml").parse().unwrap();
+    let put = doc["symbol"]
+        .as_array_of_tables_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|s| s.get_mut("method").and_then(|m| m.as_array_of_tables_mut()))
+        .flat_map(|m| m.iter_mut())
+        .find(|m| m.get("name").and_then(|n| n.as_str()) == Some("put"))
+        .expect("method put");
+    let inline = put["params"].as_array().unwrap().clone();
+    let mut tables = toml_edit::ArrayOfTables::new();
+    for p in inline.iter() {
+        tables.push(p.as_inline_table().unwrap().clone().into_table());
+    }
+    put["params"] = toml_edit::Item::ArrayOfTables(tables);
+    let as_tables = doc.to_string();
+    assert!(
+        as_tables.contains("[[symbol.method.params]]\nname = \"type\"\n"),
+        "{as_tables}"
+    );
+    repo.write("api.toml", &as_tables);
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "the same contract: {check:?}");
+    let domain = "domain = [\"dataproto\", \"dict\"]";
+    repo.write(
+        "api.toml",
+        &as_tables.replacen(domain, "domain = [\"dataproto\", \"dict\", \"gone\"]", 1),
+    );
+    let run = fix(&repo, &module, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(repo.read("api.toml"), as_tables);
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+}
