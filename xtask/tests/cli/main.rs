@@ -22,6 +22,7 @@ mod line_endings;
 mod manifest_layout;
 mod manifest_lock;
 mod manifest_paths;
+mod manifest_users;
 mod matrix;
 mod out_of_the_box;
 mod regen;

@@ -246,7 +246,6 @@ fn sigkill_during_adopt_loses_nothing() {
         [
             "--index-url",
             &index.url,
-            "--offline",
             "--image",
             "cuda",
             "--strategy",
