@@ -133,7 +133,10 @@ fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
                 );
             }
         }
-        let journal = killed.contains_key(JOURNAL);
+        // A committed journal is finished forward (its write stands), another one undone.
+        let journal = killed
+            .get(JOURNAL)
+            .is_some_and(|j| !String::from_utf8_lossy(j).contains("\"committed\":true"));
         let temps = killed.keys().filter(|p| is_temp(p)).count();
         window.learn(delay, fresh, differ.len());
         match (journal, fresh, temps) {
