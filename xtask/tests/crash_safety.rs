@@ -6,6 +6,8 @@
 //! `CRASH_SEED=N` replays a run's kill delays.
 
 mod common;
+#[path = "crash/dir_events.rs"]
+mod dir_events;
 #[path = "crash/edit_kills.rs"]
 mod edit_kills;
 

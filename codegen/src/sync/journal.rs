@@ -1,12 +1,13 @@
 //! The journal of a write in progress: `.NAME.regen-journal` beside the manifest NAME, holding
-//! each file the write replaces, creates or removes, with its backup and the sha256 of its
-//! old and new contents, and the directories it made. It is written (synced, renamed into place) once every new file is
-//! staged and every backup linked, before the first rename, and removed once every rename is
-//! durable: that removal is the commit. A journal found later means a run was killed (or
-//! failed to undo) between the two, and [`roll_back`] puts every file back as it was from
-//! the backups; the command that finds it (any that reads the manifest, under its lock) does
-//! that first. Each step decides from the file as it is now, so a roll-back that is itself
-//! killed is finished by the next one.
+//! each file the write replaces, creates or removes, with its staged new contents and its
+//! backup (by name) and the sha256 of its old and new contents, and the directories it
+//! makes. It is written (synced, renamed into place) before anything is staged, rewritten
+//! with `committed` once every rename is durable, and removed after the staged files and
+//! backups are. A journal found later means a run was killed (or failed to undo): one not
+//! committed is rolled back ([`roll_back`]: every file put back from its backup), of one
+//! committed only the leftovers are removed ([`finish`]); the command that finds it (any
+//! that reads the manifest, under its lock) does that first. Each step decides from the
+//! file as it is now, so a roll-back that is itself killed is finished by the next one.
 
 use mooncake_sos_contract::atomic::{is_staging_file, sibling, write_synced};
 use mooncake_sos_contract::input::{self, ReadError};

@@ -5,25 +5,27 @@
 //! new one, when the kill came after the commit), current, and the command run again writes
 //! exactly the new tree; no temporary and no journal survives either.
 
-use super::{KillWindow, Rng};
+use super::Rng;
+use super::dir_events::{DirEvents, Event};
 use crate::common::cores::{cuda13_0_3_14_wheel, cuda13_libs, cuda13_wheel};
 use crate::common::{Files, RegenIn, Sandbox, XTASK, is_regen_temp};
 use mooncake_sos_testkit::{SimpleIndex, module_of, wheel};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Instant;
-
-const KILLS: usize = 30;
-/// Kills that must land inside the write (staging, or between the journal and its removal);
-/// more runs are made (up to `MAX_KILLS`) until they do.
-const INSIDE_WANTED: usize = 6;
-const MAX_KILLS: usize = 150;
+use std::time::{Duration, Instant};
 
 /// The journal a write keeps beside the manifest until it commits.
 const JOURNAL: &str = ".api.toml.regen-journal";
 
 fn is_temp(path: &str) -> bool {
     is_regen_temp(path) || path == JOURNAL
+}
+
+/// The first file a write makes: its journal, staged beside the manifest.
+fn starts_the_write(event: Event, name: &str) -> bool {
+    event == Event::Appeared
+        && name.starts_with(".api.toml.regen-")
+        && name.ends_with(".journal.tmp")
 }
 
 fn whole(files: &Files) -> Files {
@@ -50,6 +52,10 @@ fn restore(sb: &Sandbox, files: &Files) {
 struct Edit {
     name: &'static str,
     args: Vec<String>,
+    /// Its exit code when run again over what it wrote (adopt refuses a move already made).
+    again_code: i32,
+    /// Killed runs; a quarter at any moment of a whole run, the rest aimed at the write.
+    kills: usize,
 }
 
 impl Edit {
@@ -60,28 +66,59 @@ impl Edit {
             .arg(sb.manifest())
             .args(&self.args)
             .current_dir(sb.root())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         cmd
     }
 
+    /// Its exit code and what it printed (stdout, then stderr).
     fn run(&self, sb: &Sandbox) -> (i32, String) {
         let out = self.command(sb).output().expect("run");
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        (out.status.code().unwrap_or(-1), err)
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), printed)
+    }
+
+    /// Runs it over `old` (the sandbox's files made so first), timing the whole run and the
+    /// write: from its journal's first appearance to the journal's removal.
+    fn timed(&self, sb: &Sandbox, old: &Files) -> (Duration, Duration) {
+        restore(sb, old);
+        let mut events = DirEvents::watch(sb.root());
+        let started = Instant::now();
+        let child = self.command(sb).spawn().expect("spawn");
+        let deadline = started + Duration::from_secs(300);
+        let began = events.wait_for(deadline, starts_the_write);
+        let write_began = Instant::now();
+        let ended = events.wait_for(deadline, |e, n| e == Event::Removed && n == JOURNAL);
+        let write = write_began.elapsed();
+        let out = child.wait_with_output().expect("wait");
+        let took = started.elapsed();
+        assert!(
+            out.status.success() && began.is_some() && ended.is_some(),
+            "{} on the old tree (journal made: {began:?}, removed: {ended:?}): {}{}",
+            self.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (took, write)
     }
 }
 
+/// How many kills landed where; every kill must lose nothing (any loss fails the test), so
+/// there is no count of losses.
 #[derive(Debug, Default)]
 struct Tally {
     kills: usize,
     /// Killed before anything was staged.
     before: usize,
-    /// Killed while staging: every file old, temporaries left.
+    /// Killed while staging its journal: every file old, the staged journal left.
     staging: usize,
-    /// Killed with the journal written: some files new, or none yet, or all.
+    /// Killed with the journal written, not committed: some files new, or none yet, or all.
     journaled: usize,
-    /// Killed after the commit.
+    /// Killed after the commit (the journal, if left, says committed).
     after: usize,
 }
 
@@ -92,13 +129,17 @@ impl Tally {
 }
 
 /// Kills `edit` at random moments over `sb` (whose files are the old tree); any file torn or
-/// lost, or a tree the next command leaves other than whole, fails the test.
+/// lost, or a tree the next command leaves other than whole, fails the test. Most kills are
+/// aimed: they wait for the write's journal to appear, then kill within the time a write
+/// takes (the medians of three runs), since the write is a few milliseconds of a run that
+/// takes a hundred times as long.
 fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
     let old = whole(&sb.snapshot());
-    let started = Instant::now();
-    let (code, err) = edit.run(sb);
-    assert_eq!(code, 0, "{} on the old tree: {err}", edit.name);
-    let took = started.elapsed();
+    let (mut runs, mut writes): (Vec<Duration>, Vec<Duration>) =
+        (0..3).map(|_| edit.timed(sb, &old)).unzip();
+    runs.sort();
+    writes.sort();
+    let (took, write) = (runs[1], writes[1]);
     let new = whole(&sb.snapshot());
     let differ: Vec<&String> = new.keys().filter(|p| old.get(*p) != new.get(*p)).collect();
     assert!(
@@ -106,15 +147,42 @@ fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
         "{} must change the manifest and an output: {differ:?}",
         edit.name
     );
-    let mut window = KillWindow::new(took);
+    let (code, out) = edit.run(sb);
+    assert_eq!(
+        code, edit.again_code,
+        "{} over its own write: {out}",
+        edit.name
+    );
+    assert!(
+        whole(&sb.snapshot()) == new,
+        "{} over its own write changed files",
+        edit.name
+    );
+
     let mut tally = Tally::default();
-    while tally.kills < KILLS || (tally.inside() < INSIDE_WANTED && tally.kills < MAX_KILLS) {
+    let inside_wanted = edit.kills / 2;
+    while tally.kills < edit.kills
+        || (tally.inside() < inside_wanted && tally.kills < 3 * edit.kills)
+    {
         tally.kills += 1;
         let run = tally.kills;
         restore(sb, &old);
-        let delay = window.next_delay(rng);
+        let mut events = DirEvents::watch(sb.root());
+        let started = Instant::now();
         let mut child = edit.command(sb).spawn().expect("spawn");
-        std::thread::sleep(delay);
+        let aimed = run % 4 != 1;
+        let when = if aimed {
+            let deadline = started + Duration::from_secs(300);
+            let began = events.wait_for(deadline, starts_the_write);
+            assert!(began.is_some(), "{} run {run}: no write began", edit.name);
+            let delay = Duration::from_micros(rng.below(write.as_micros() as u64));
+            std::thread::sleep(delay);
+            format!("{delay:?} after its write began")
+        } else {
+            let delay = Duration::from_micros(rng.below(took.as_micros() as u64 * 6 / 5));
+            std::thread::sleep(delay);
+            format!("{delay:?} after it started")
+        };
         child.kill().expect("SIGKILL");
         child.wait().expect("reap");
 
@@ -127,10 +195,7 @@ fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
             if now == will && was != will {
                 fresh += 1;
             } else if now != was {
-                panic!(
-                    "{} run {run} (killed after {delay:?}): {path} is torn",
-                    edit.name
-                );
+                panic!("{} run {run} (killed {when}): {path} is torn", edit.name);
             }
         }
         // A committed journal is finished forward (its write stands), another one undone.
@@ -138,14 +203,13 @@ fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
             .get(JOURNAL)
             .is_some_and(|j| !String::from_utf8_lossy(j).contains("\"committed\":true"));
         let temps = killed.keys().filter(|p| is_temp(p)).count();
-        window.learn(delay, fresh, differ.len());
         match (journal, fresh, temps) {
             (true, _, _) => tally.journaled += 1,
             (false, 0, 0) => tally.before += 1,
             (false, 0, _) => tally.staging += 1,
             (false, n, _) if n == differ.len() => tally.after += 1,
             (false, n, _) => panic!(
-                "{} run {run}: {n} of {} files new and no journal to undo them",
+                "{} run {run} (killed {when}): {n} of {} files new and no journal to undo them",
                 edit.name,
                 differ.len()
             ),
@@ -158,8 +222,13 @@ fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
             assert_eq!(code, 0, "{} run {run}: regen --check: {out}", edit.name);
             (if committed { &new } else { &old }, "regen --check")
         } else {
-            let (code, err) = edit.run(sb);
-            assert_eq!(code, 0, "{} run {run} again: {err}", edit.name);
+            let (code, out) = edit.run(sb);
+            let want = if committed { edit.again_code } else { 0 };
+            assert_eq!(
+                code, want,
+                "{} run {run} again (killed {when}): {out}",
+                edit.name
+            );
             (&new, edit.name)
         };
         let after = sb.snapshot();
@@ -175,14 +244,19 @@ fn kill_repeatedly(sb: &Sandbox, edit: &Edit, rng: &mut Rng) -> Tally {
                 .filter(|p| after.get(*p) != want.get(*p))
                 .collect();
             panic!(
-                "{} run {run}: after {what}, not the tree wanted: {wrong:?}",
+                "{} run {run} (killed {when}): after {what}, not the tree wanted: {wrong:?}",
                 edit.name
             );
         }
     }
-    eprintln!("{}: a run takes {took:?}: {tally:?}", edit.name);
+    eprintln!(
+        "{}: a run takes {took:?}, its write {write:?}; {} kills, {} inside the write, 0 lost: {tally:?}",
+        edit.name,
+        tally.kills,
+        tally.inside()
+    );
     assert!(
-        tally.inside() >= INSIDE_WANTED,
+        tally.inside() >= inside_wanted,
         "{}: too few kills landed inside the write: {tally:?}",
         edit.name
     );
@@ -201,6 +275,8 @@ fn sigkill_during_verify_fix_or_bump_loses_nothing() {
     let fix = Edit {
         name: "verify",
         args: vec!["--fix".into(), "--module".into(), module("0.3.13.post1")],
+        again_code: 0,
+        kills: 16,
     };
     kill_repeatedly(&Sandbox::new(), &fix, &mut rng);
     let bump = Edit {
@@ -211,6 +287,8 @@ fn sigkill_during_verify_fix_or_bump_loses_nothing() {
             "--module".into(),
             module("0.3.12.post1"),
         ],
+        again_code: 0,
+        kills: 16,
     };
     kill_repeatedly(&Sandbox::new(), &bump, &mut rng);
 }
@@ -230,35 +308,40 @@ fn sigkill_during_adopt_loses_nothing() {
     let cache = tempfile::tempdir().expect("tempdir");
     let cache_arg = cache.path().display().to_string();
     let libs = cuda13_libs();
-    let common = ["--watch-cache", &cache_arg, "--lib-dir", &libs];
+    // The pinned module is asked of the loopback server too (it is not there): no test
+    // reaches the network beyond the index.
+    let common = [
+        "--watch-cache",
+        &cache_arg,
+        "--lib-dir",
+        &libs,
+        "--index-url",
+        &index.url,
+        "--raw-base-url",
+        &index.url,
+    ];
     let sb = Sandbox::new();
-    let mut watch = Command::new(XTASK);
-    watch
+    // One online run fills the cache (listings, wheels, verdicts); adopt reads it offline.
+    let out = Command::new(XTASK)
         .args(["watch", "--manifest"])
         .arg(sb.manifest())
         .args(common)
-        .args(["--index-url", &index.url]);
-    let out = watch.output().expect("watch");
-    assert!(
-        out.status.code().is_some(),
+        .output()
+        .expect("watch");
+    // Exit 1: a transition is possible (the move adopt makes).
+    assert_eq!(
+        out.status.code(),
+        Some(1),
         "watch: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let mut args: Vec<String> = common.iter().map(|s| s.to_string()).collect();
-    args.extend(
-        [
-            "--index-url",
-            &index.url,
-            "--image",
-            "cuda",
-            "--strategy",
-            "overlay",
-        ]
-        .map(String::from),
-    );
+    args.extend(["--offline", "--image", "cuda", "--strategy", "overlay"].map(String::from));
     let adopt = Edit {
         name: "adopt",
         args,
+        again_code: 1,
+        kills: 12,
     };
     kill_repeatedly(&sb, &adopt, &mut rng);
 }
