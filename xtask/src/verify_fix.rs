@@ -7,10 +7,14 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
+use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
 use mooncake_sos_contract::drift::unified_diff;
 use mooncake_sos_contract::load_str;
+use mooncake_sos_contract::parse::unfit_string;
 use mooncake_sos_native::fix::{self, Edit};
 use mooncake_sos_native::images;
+use mooncake_sos_pysource::domain::repr;
+use mooncake_sos_pysource::report::DomainFix;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
 use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, TableLike, Value, value};
@@ -28,6 +32,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     let mut plan = fix::plan(&report, &findings, &sides, &source.text, file, prune);
     // The domains the module gives its parameters: facts of its source, written as found.
     let symbols = mooncake_sos_pysource::verify(api, source)?;
+    unwritable_domains(source, &symbols.domain_fixes)?;
     plan.edits
         .extend(symbols.domain_fixes.into_iter().map(|f| Edit::SetDomain {
             owner: f.owner,
@@ -96,6 +101,31 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         "verify --fix: {count} declaration change(s) written to {name} (review the diff above)"
     );
     Ok(Outcome::Ok)
+}
+
+/// Refuses, located at each in the module, the domain values api.toml cannot carry (a line
+/// break, a control character): written, they would make the manifest fail its own check.
+fn unwritable_domains(source: &ModuleSource, fixes: &[DomainFix]) -> Result<()> {
+    let module = Source::new(source.display.as_str(), source.text.as_str());
+    let mut diags = Diagnostics::default();
+    for fix in fixes {
+        let values = fix.found.iter().flatten().zip(&fix.spans);
+        for (value, span) in values {
+            if let Some(why) = unfit_string("domain", value) {
+                diags.push(Diagnostic::new(
+                    &module,
+                    span.clone(),
+                    format!(
+                        "{}({}) takes {}, which api.toml cannot declare: {why}; nothing written",
+                        fix.owner,
+                        fix.param,
+                        repr(value)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(diags.finish(())?)
 }
 
 /// api.toml's text with `edits` made, everything else kept as written.

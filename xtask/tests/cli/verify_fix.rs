@@ -215,3 +215,47 @@ fn a_domain_in_a_params_table_is_fixed() {
     let check = xtask_in(&repo, &["regen", "--check"]);
     assert_eq!(check.code, Some(0), "{check:?}");
 }
+
+/// A `Literal` value holding a newline or an escape character is no domain value api.toml
+/// can carry: refused before anything is written, each located at its string in the module
+/// and quoted escaped (not an error about an edited api.toml that is not on disk).
+#[test]
+fn a_domain_value_with_a_newline_or_an_escape_is_refused_at_the_module() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let text = std::fs::read_to_string(&module).unwrap();
+    let literal = "Literal[\"dataproto\", \"dict\"]";
+    let odd = "Literal[\"dataproto\", \"dict\", \"two\\nlines\", \"\\x1b[31mred\"]";
+    let text = text.replacen(literal, odd, 1);
+    std::fs::write(&module, &text).unwrap();
+    let at = |value: &str| {
+        let offset = text.find(value).unwrap();
+        let line = text[..offset].matches('\n').count() + 1;
+        let col = offset - text[..offset].rfind('\n').unwrap();
+        format!("{}:{line}:{col}", module.display())
+    };
+    let run = repo.run_writing_nothing(2, || fix(&repo, &module, &[]));
+    assert_eq!(run.stdout, "", "{run:?}");
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    let takes = "error: MooncakeBundleTransfer.put(type) takes";
+    assert_eq!(
+        errors,
+        [
+            format!(
+                "{}: {takes} 'two\\nlines', which api.toml cannot declare: a line break in \
+                 `domain`: only condition and reason may span lines; nothing written",
+                at("\"two\\nlines\"")
+            ),
+            format!(
+                "{}: {takes} '\\x1b[31mred', which api.toml cannot declare: a control character \
+                 (U+001B) in `domain`; nothing written",
+                at("\"\\x1b[31mred\"")
+            ),
+        ],
+        "{run:?}"
+    );
+}
