@@ -259,3 +259,37 @@ fn a_domain_value_with_a_newline_or_an_escape_is_refused_at_the_module() {
         "{run:?}"
     );
 }
+
+/// With api.toml declaring everything the module uses but outputs out of date (a run killed
+/// after writing the manifest, an edit by hand), `--fix` does not say "nothing to fix": it
+/// names the outputs and exits 1, writing nothing; after regen it has nothing to fix.
+#[test]
+fn nothing_to_fix_is_not_said_over_outputs_out_of_date() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let current = format!(
+        "verify --fix: nothing to fix: api.toml already declares what {} uses\n",
+        module.display()
+    );
+    let run = fix(&repo, &module, &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), current.as_str()));
+    let shim = repo.read("generated/python/mooncake_sos.py");
+    repo.write(
+        "generated/python/mooncake_sos.py",
+        &format!("{shim}# stale\n"),
+    );
+    std::fs::remove_file(repo.path("generated/src/lib.rs")).unwrap();
+    let run = repo.run_writing_nothing(1, || fix(&repo, &module, &[]));
+    assert_eq!(
+        run.stdout,
+        format!(
+            "verify --fix: api.toml declares what {} uses, but 2 output(s) are out of date \
+             (generated/python/mooncake_sos.py, generated/src/lib.rs): run `cargo xtask regen`\n",
+            module.display()
+        ),
+        "{run:?}"
+    );
+    assert_eq!(xtask_in(&repo, &["regen"]).code, Some(0));
+    let run = fix(&repo, &module, &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), current.as_str()));
+}

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,10 +49,11 @@ impl DirEvents {
         }
     }
 
-    /// The next event whose file name satisfies `wanted`, waiting until `deadline`; `None`
-    /// when none came by then.
+    /// The next event whose file name satisfies `wanted`, waiting while `child` runs (and
+    /// for what it did before it exited), at most until `deadline`; `None` when none came.
     pub fn wait_for(
         &mut self,
+        child: &mut Child,
         deadline: Instant,
         wanted: impl Fn(Event, &str) -> bool,
     ) -> Option<(Event, String)> {
@@ -61,11 +63,20 @@ impl DirEvents {
                     return Some((event, name));
                 }
             }
+            let exited = child.try_wait().expect("try_wait").is_some();
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || !self.readable(left) {
+            // While it runs, look at it again every 20 ms; once it has exited, only take
+            // the events already queued.
+            let within = if exited {
+                Duration::ZERO
+            } else {
+                left.min(Duration::from_millis(20))
+            };
+            if self.readable(within) {
+                self.read_events();
+            } else if exited || left.is_zero() {
                 return None;
             }
-            self.read_events();
         }
     }
 
@@ -75,7 +86,7 @@ impl DirEvents {
             events: libc::POLLIN,
             revents: 0,
         };
-        let ms = within.as_millis().clamp(1, i32::MAX as u128) as i32;
+        let ms = within.as_millis().min(i32::MAX as u128) as i32;
         // SAFETY: one pollfd, owned here.
         let n = unsafe { libc::poll(&mut fds, 1, ms) };
         n > 0
