@@ -3,6 +3,7 @@
 //! ensure-file-contents, with regions spliced into files the project owns.
 
 mod commit;
+mod journal;
 mod manifest_edit;
 mod rename;
 pub use manifest_edit::{plan_manifest_edit, plan_manifest_edit_renaming};
@@ -345,9 +346,14 @@ fn declared_at(manifest: &Source, path: &RelPath, message: String) -> Diagnostic
 /// Writes every change that is not `Unchanged`, all or nothing (see [`commit`]): new
 /// contents are staged beside every target first, then renamed into place; a failure
 /// anywhere leaves every file as it was. Refuses a read-only output and a file that changed
-/// since [`plan`] read it. First removes staging files a killed run left beside any output.
-pub fn apply(root: &Path, changes: &[Change]) -> io::Result<()> {
-    let root = std::fs::canonicalize(root)?;
+/// since [`plan`] read it. First rolls back a write a killed run left half-made
+/// ([`recover`]) and removes the staging files killed runs left beside any output and the
+/// manifest. `manifest` is the manifest's path (its directory the root the changes were
+/// planned under); the caller holds its lock.
+pub fn apply(manifest: &Path, changes: &[Change]) -> io::Result<()> {
+    recover(manifest)?;
+    let dir = manifest.parent().filter(|d| !d.as_os_str().is_empty());
+    let root = std::fs::canonicalize(dir.unwrap_or(Path::new(".")))?;
     if let Some(c) = changes.iter().find(|c| !c.target.starts_with(&root)) {
         let msg = format!(
             "{} was planned for another directory than {}",
@@ -356,5 +362,35 @@ pub fn apply(root: &Path, changes: &[Change]) -> io::Result<()> {
         );
         return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
-    commit::transact(changes, |from, to| std::fs::rename(from, to))
+    commit::transact(manifest, &root, changes, |from, to| {
+        std::fs::rename(from, to)
+    })
+}
+
+/// Whether a write to the manifest at `manifest` and its outputs was stopped (its journal is
+/// there, or a staged journal): [`recover`] and [`sweep`] must run, under the manifest's
+/// exclusive lock, before anything reads the manifest or its outputs.
+pub fn pending(manifest: &Path) -> bool {
+    journal::path(manifest).exists() || commit::has_staging_files(manifest)
+}
+
+/// Finishes the write a killed run left (see [`commit`]): one not committed is rolled back,
+/// every file it had replaced, created or removed as before it; of one committed, what it
+/// left beside the files is removed. `None` when there was none; else how many files were
+/// put back. The caller holds the manifest's exclusive lock.
+pub fn recover(manifest: &Path) -> io::Result<Option<usize>> {
+    let journal = journal::path(manifest);
+    if !journal.exists() {
+        return Ok(None);
+    }
+    let dir = manifest.parent().filter(|d| !d.as_os_str().is_empty());
+    let root = std::fs::canonicalize(dir.unwrap_or(Path::new(".")))?;
+    let write = journal::read(&journal, &root)?;
+    journal::finish(&journal, &write).map(Some)
+}
+
+/// Removes the staging files killed runs left beside the manifest at `manifest` (a staged
+/// journal). The caller holds the manifest's lock and has called [`recover`].
+pub fn sweep(manifest: &Path) {
+    commit::remove_staging_files(manifest);
 }

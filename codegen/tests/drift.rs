@@ -26,7 +26,7 @@ fn every_line_of_every_output_is_checked() {
         }
     }
     let changes = sync::plan(dir.path(), &source, &api.name, &outputs, true).unwrap();
-    sync::apply(dir.path(), &changes).unwrap();
+    sync::apply(&dir.path().join("api.toml"), &changes).unwrap();
     let clean = sync::plan(dir.path(), &source, &api.name, &outputs, false).unwrap();
     assert!(clean.iter().all(|c| c.status == Status::Unchanged));
 

@@ -14,6 +14,7 @@ pub mod escape;
 pub mod input;
 pub mod json;
 pub mod kept;
+pub mod layout;
 pub mod model;
 pub mod nesting;
 pub mod parse;

@@ -251,6 +251,11 @@ impl Checker<'_> {
                 owner: owner.to_owned(),
                 param: want.name.clone(),
                 found: have.map(<[String]>::to_vec),
+                spans: found
+                    .domain
+                    .as_ref()
+                    .map(|d| d.spans.clone())
+                    .unwrap_or_default(),
             });
         }
     }

@@ -18,9 +18,11 @@ use crate::source::Lines;
 use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
 use ruff_text_size::Ranged;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
-/// The strings of `Literal["a", "b"]`; `None` for any other annotation.
-pub(crate) fn literal_values(annotation: &Expr) -> Option<Vec<String>> {
+/// The domain `Literal["a", "b"]` gives the parameter on `line`; `None` for any other
+/// annotation.
+pub(crate) fn literal_domain(annotation: &Expr, line: usize) -> Option<FoundDomain> {
     let Expr::Subscript(s) = annotation else {
         return None;
     };
@@ -32,10 +34,15 @@ pub(crate) fn literal_values(annotation: &Expr) -> Option<Vec<String>> {
     if head != "Literal" {
         return None;
     }
-    match &*s.slice {
+    let values = match &*s.slice {
         Expr::Tuple(t) => strings(&t.elts),
         single => strings(std::slice::from_ref(single)),
+    }?;
+    let mut domain = FoundDomain::at(line);
+    for (value, span) in values {
+        domain.add(&value, span);
     }
+    Some(domain)
 }
 
 /// `typing` or `typing_extensions`.
@@ -43,22 +50,22 @@ fn is_typing(e: &Expr) -> bool {
     matches!(e, Expr::Name(m) if matches!(m.id.as_str(), "typing" | "typing_extensions"))
 }
 
-/// Every item a string literal: their values, each once.
-fn strings(items: &[Expr]) -> Option<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
+/// A string value and where its literal is written (a byte range of the module's text).
+type Written = (String, Range<usize>);
+
+/// Every item a string literal: their values and places.
+fn strings(items: &[Expr]) -> Option<Vec<Written>> {
+    let mut out = Vec::new();
     for item in items {
         let Expr::StringLiteral(s) = item else {
             return None;
         };
-        push_new(&mut out, s.value.to_str());
+        out.push((
+            s.value.to_str().to_owned(),
+            s.start().to_usize()..s.end().to_usize(),
+        ));
     }
     (!out.is_empty()).then_some(out)
-}
-
-fn push_new(out: &mut Vec<String>, value: &str) {
-    if !out.iter().any(|v| v == value) {
-        out.push(value.to_owned());
-    }
 }
 
 /// Dataclass fields without a `Literal` take the domain the module's dispatches give them.
@@ -110,12 +117,9 @@ fn dispatched_fields(
             let name = param.parameter.name.as_str();
             for (field, found) in dispatches(&f.body, name, lines) {
                 let entry = out.entry((class.to_owned(), field));
-                let domain = entry.or_insert(FoundDomain {
-                    values: Vec::new(),
-                    line: found.line,
-                });
-                for v in &found.values {
-                    push_new(&mut domain.values, v);
+                let domain = entry.or_insert(FoundDomain::at(found.line));
+                for (v, span) in found.values.iter().zip(&found.spans) {
+                    domain.add(v, span.clone());
                 }
             }
         }
@@ -154,13 +158,10 @@ fn dispatches<'b>(body: &'b [Stmt], param: &str, lines: &Lines) -> Vec<(String, 
     for stmt in body {
         let Stmt::If(s) = stmt else { continue };
         let line = lines.line(s.start());
-        let mut record = |field: &'b str, values: Vec<String>, closes: bool| {
-            let domain = open.entry(field).or_insert(FoundDomain {
-                values: Vec::new(),
-                line,
-            });
-            for v in &values {
-                push_new(&mut domain.values, v);
+        let mut record = |field: &'b str, values: Vec<Written>, closes: bool| {
+            let domain = open.entry(field).or_insert(FoundDomain::at(line));
+            for (v, span) in values {
+                domain.add(&v, span);
             }
             if closes {
                 closed.push((field.to_owned(), domain.clone()));
@@ -210,7 +211,7 @@ fn field_of<'e>(e: &'e Expr, param: &str) -> Option<&'e str> {
 /// A comparison of a field with string literals.
 struct Test<'e> {
     field: &'e str,
-    values: Vec<String>,
+    values: Vec<Written>,
     /// `!=` / `not in`.
     negated: bool,
 }

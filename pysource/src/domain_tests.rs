@@ -1,5 +1,5 @@
 use super::{difference, one_of, repr};
-use crate::extract::{BindingKind, ModuleFacts, extract};
+use crate::extract::{BindingKind, FoundDomain, ModuleFacts, extract};
 use crate::source::ModuleSource;
 
 fn facts(text: &str) -> ModuleFacts {
@@ -91,6 +91,36 @@ fn a_dispatch_closed_by_raise_is_the_fields_domain() {
         codec_domain(&both),
         Some((strings(&["auto", "a", "b", "c", "d", "e", "p", "q"]), 9))
     );
+}
+
+/// Each value's span is its first string literal (a report locates a value by it).
+#[test]
+fn each_value_is_located_at_its_first_literal() {
+    let written = |text: &str, domain: FoundDomain| -> Vec<String> {
+        domain
+            .spans
+            .iter()
+            .map(|s| text[s.clone()].to_owned())
+            .collect()
+    };
+    let text = "from typing import Literal\ndef f(a: Literal['x', \"y\", 'x']):\n    pass\n";
+    let found = facts(text);
+    let BindingKind::Function(func) = &found.bindings["f"].kind else {
+        panic!("f is no function")
+    };
+    let domain = func.params[0].domain.clone().unwrap();
+    assert_eq!(domain.values, strings(&["x", "y"]));
+    assert_eq!(written(text, domain), ["'x'", "\"y\""]);
+    let text = format!(
+        "from dataclasses import dataclass\n\n@dataclass\nclass S:\n    codec: str\n\n{DISPATCH}"
+    );
+    let found = facts(&text);
+    let BindingKind::Class(class) = &found.bindings["S"].kind else {
+        panic!("S is no class")
+    };
+    let domain = class.fields[0].domain.clone().unwrap();
+    let quoted: Vec<String> = domain.values.iter().map(|v| format!("\"{v}\"")).collect();
+    assert_eq!(written(&text, domain), quoted);
 }
 
 #[test]

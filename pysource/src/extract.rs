@@ -3,7 +3,7 @@
 //! fields and defaults, each with its line.
 
 use crate::default_expr::canonical;
-use crate::domain::literal_values;
+use crate::domain::literal_domain;
 pub use crate::facts::*;
 use crate::source::Lines;
 use crate::source::{LoadError, ModuleSource};
@@ -173,7 +173,7 @@ impl Extractor<'_> {
             line,
             kind: FoundKind::Positional,
             default,
-            domain: literal_values(&a.annotation).map(|values| FoundDomain { values, line }),
+            domain: literal_domain(&a.annotation, line),
         })
     }
 
@@ -201,9 +201,7 @@ impl Extractor<'_> {
                 line,
                 kind,
                 default: pd.default.as_deref().map(|d| self.default(d)),
-                domain: annotation
-                    .and_then(literal_values)
-                    .map(|values| FoundDomain { values, line }),
+                domain: annotation.and_then(|a| literal_domain(a, line)),
             })
         };
         p.posonlyargs

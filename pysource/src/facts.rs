@@ -102,5 +102,26 @@ pub struct FoundDefault {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundDomain {
     pub values: Vec<String>,
+    /// Where each of `values` is first written: its string literal's byte range in the
+    /// module's text.
+    pub spans: Vec<std::ops::Range<usize>>,
     pub line: usize,
+}
+
+impl FoundDomain {
+    pub(crate) fn at(line: usize) -> FoundDomain {
+        FoundDomain {
+            values: Vec::new(),
+            spans: Vec::new(),
+            line,
+        }
+    }
+
+    /// Adds `value`, written at `span`, unless it is there already.
+    pub(crate) fn add(&mut self, value: &str, span: std::ops::Range<usize>) {
+        if !self.values.iter().any(|v| v == value) {
+            self.values.push(value.to_owned());
+            self.spans.push(span);
+        }
+    }
 }

@@ -142,6 +142,8 @@ pub struct DomainFix {
     pub param: String,
     /// The module's domain; `None`: it has none.
     pub found: Option<Vec<String>>,
+    /// Where each value of `found` is written in the module (byte ranges of its text).
+    pub spans: Vec<std::ops::Range<usize>>,
 }
 
 impl Report {

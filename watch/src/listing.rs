@@ -136,14 +136,8 @@ pub fn versions(page: &str, package: &str, python: &Interpreter) -> Vec<String> 
 
 /// PEP 503 name comparison: runs of `-`, `_`, `.` are one `-`, case-insensitive.
 fn same_name(a: &str, b: &str) -> bool {
-    let normal = |s: &str| {
-        s.to_ascii_lowercase()
-            .split(['-', '_', '.'])
-            .filter(|p| !p.is_empty())
-            .collect::<Vec<_>>()
-            .join("-")
-    };
-    normal(a) == normal(b)
+    use mooncake_sos_contract::model::values::pep503;
+    pep503(a) == pep503(b)
 }
 
 struct Anchor {

@@ -1,4 +1,5 @@
-//! Edits of api.toml that keep every comment and the layout: only the values change.
+//! Edits of api.toml that keep every comment and the layout: only the values change. They
+//! take and give the text without a byte order mark, in LF (`contract::layout`).
 
 use toml_edit::{DocumentMut, Item, Value};
 
@@ -49,20 +50,12 @@ fn edit(manifest: &str, table: &str, values: &[(&str, &str)]) -> Result<String, 
             }
         }
     }
-    // toml_edit writes LF and drops a byte order mark: give the file its own back.
-    let mut out = doc.to_string();
-    if manifest.contains("\r\n") {
-        out = out.replace("\r\n", "\n").replace('\n', "\r\n");
-    }
-    if manifest.starts_with('\u{feff}') && !out.starts_with('\u{feff}') {
-        out.insert(0, '\u{feff}');
-    }
-    Ok(out)
+    Ok(doc.to_string())
 }
 
 /// When every key already has a string value: the manifest with only those values' bytes
-/// replaced, so that nothing else changes (line endings, a byte order mark, spacing,
-/// comments). `None` when a key is missing (then it has to be inserted).
+/// replaced, so that nothing else changes (spacing, comments). `None` when a key is missing
+/// (then it has to be inserted).
 fn replace_in_place(
     manifest: &str,
     table: &str,

@@ -1,8 +1,10 @@
-//! `bump` and `matrix --record` edit api.toml through `pin`: only the values change, byte
-//! for byte, whatever the file's style (LF or CRLF, a byte order mark, spacing, quotes,
-//! comments), tried on the repository's api.toml restyled at random (proptest). Found
+//! `bump` and `matrix --record` edit api.toml through `pin`, on the text
+//! `contract::layout` gives every edit (no byte order mark, LF) and back: only the values
+//! change, byte for byte, whatever the file's style (LF or CRLF, a byte order mark, spacing,
+//! quotes, comments), tried on the repository's api.toml restyled at random (proptest). Found
 //! here: toml_edit rewrote every CRLF line as LF and dropped a byte order mark.
 
+use mooncake_sos_contract::layout::Layout;
 use mooncake_sos_watch::pin;
 use proptest::prelude::*;
 
@@ -75,6 +77,13 @@ fn restyle(s: &Style) -> String {
     text
 }
 
+/// `edit` made as the commands make it (`Manifest::edit`): on the file's text without its
+/// byte order mark and in LF, the file's own put back after.
+fn edited(text: &str, edit: impl FnOnce(&str) -> Result<String, String>) -> String {
+    let (layout, plain) = Layout::split(text);
+    layout.restore(&edit(&plain).unwrap())
+}
+
 /// Lines with their endings.
 fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
@@ -86,7 +95,7 @@ proptest! {
     #[test]
     fn set_pin_changes_only_the_two_values(s in style()) {
         let before = restyle(&s);
-        let after = pin::set_pin(&before, NEW_COMMIT, NEW_SHA).unwrap();
+        let after = edited(&before, |t| pin::set_pin(t, NEW_COMMIT, NEW_SHA));
         let (a, b) = (lines(&before), lines(&after));
         prop_assert_eq!(a.len(), b.len());
         let mut changed = 0;
@@ -117,7 +126,9 @@ proptest! {
         let from = before.find("first_release = ").unwrap();
         let to = from + before[from..].find('\n').unwrap() + 1;
         before.replace_range(from..to, "");
-        let after = pin::set_first_release(&before, "mooncake-transfer-engine-non-cuda", "0.3.12.post1").unwrap();
+        let after = edited(&before, |t| {
+            pin::set_first_release(t, "mooncake-transfer-engine-non-cuda", "0.3.12.post1")
+        });
         prop_assert_eq!(after.starts_with('\u{feff}'), s.bom);
         let bare_lf = after.matches('\n').count() - after.matches("\r\n").count();
         if s.crlf {

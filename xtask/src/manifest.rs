@@ -6,6 +6,7 @@ use crate::exit::{BadInput, Outcome, Result};
 use mooncake_sos_codegen::render;
 use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_contract::diag::Source;
+use mooncake_sos_contract::layout::Layout;
 use mooncake_sos_contract::load_str;
 use mooncake_sos_contract::model::Api;
 use std::fs::File;
@@ -85,6 +86,11 @@ impl Manifest {
     /// [`Manifest::edit`] and check there that nothing changed meanwhile).
     pub fn load(path: &Path) -> Result<Manifest> {
         let display = display_name(path);
+        if sync::pending(path) {
+            // A write a killed run left is finished (rolled back, if it was not committed)
+            // before anything is read.
+            lock(path, &display, true)?;
+        }
         let text = read(path, &display)?;
         let api = load_str(&display, &text)?;
         Ok(Manifest {
@@ -95,15 +101,34 @@ impl Manifest {
         })
     }
 
+    /// The outputs that are not what this manifest renders (stale, missing, hand-edited,
+    /// orphaned), read under the manifest's lock.
+    pub fn stale_outputs(&self) -> Result<Vec<String>> {
+        let _lock = lock(&self.path, &self.display, false)?;
+        let changes = plan_outputs(&self.path, &self.display, self.text.clone(), true)?;
+        Ok(changes
+            .iter()
+            .filter(|c| c.status != Status::Unchanged)
+            .map(|c| c.path.to_string())
+            .collect())
+    }
+
     /// The directory outputs are written relative to.
     pub fn root(&self) -> &Path {
         root_of(&self.path)
     }
 
-    /// Rewrites the manifest with `edit` and regenerates every output from the edited text,
-    /// as one change: under the manifest's lock (the one regen takes) the file is read again,
-    /// and if it is no longer the text this command read and decided on, nothing is written.
-    /// The manifest and the outputs are planned together and applied all or nothing
+    /// The manifest's text as an edit takes it: no byte order mark, LF line ends (toml_edit
+    /// keeps neither); [`Manifest::edit`] gives the edited text the file's own back.
+    pub fn editable(&self) -> String {
+        Layout::split(&self.text).1
+    }
+
+    /// Rewrites the manifest with `edit` (of [`Manifest::editable`]'s text; its byte order
+    /// mark and line ending put back after) and regenerates every output from the edited
+    /// text, as one change: under the manifest's lock (the one regen takes) the file is read
+    /// again, and if it is no longer the text this command read and decided on, nothing is
+    /// written. The manifest and the outputs are planned together and applied all or nothing
     /// (`sync::plan_manifest_edit`), so api.toml is never written when its regen would fail.
     pub fn edit(
         &self,
@@ -128,7 +153,9 @@ impl Manifest {
                 self.display
             )));
         }
-        let edited = edit(&self.text).map_err(|e| BadInput(format!("{}: {e}", self.display)))?;
+        let (layout, plain) = Layout::split(&self.text);
+        let edited = edit(&plain).map_err(|e| BadInput(format!("{}: {e}", self.display)))?;
+        let edited = layout.restore(&edited);
         let root = self.root();
         let changes = sync::plan_manifest_edit_renaming(
             root,
@@ -136,7 +163,7 @@ impl Manifest {
             false,
             renames,
         )?;
-        sync::apply(root, &changes).map_err(|e| format!("error: writing: {e}"))?;
+        sync::apply(&self.path, &changes).map_err(|e| format!("error: writing: {e}"))?;
         print_written(&changes, &self.display);
         // An editor waiting for this lock reads the new text next and refuses.
         Ok(Outcome::Ok)
@@ -158,22 +185,37 @@ pub fn regen(path: &Path, mode: Mode) -> Result {
     let display = display_name(path);
     let _lock = lock(path, &display, matches!(mode, Mode::Write { .. }))?;
     let text = read(path, &display)?;
-    let api = load_str(&display, &text)?;
-    let outputs = render::render_all(&api).map_err(|e| format!("error: {e}"))?;
-    let source = Source::new(display.clone(), text);
-    let root = root_of(path);
     // --check reports hand edits as drift; regen refuses them unless --force.
     let accept_hand_edits = match mode {
         Mode::Write { force } => force,
         Mode::Check => true,
     };
-    let changes = sync::plan(root, &source, &api.name, &outputs, accept_hand_edits)?;
+    let changes = plan_outputs(path, &display, text, accept_hand_edits)?;
     if let Mode::Check = mode {
         return Ok(report_drift(&changes, &display));
     }
-    sync::apply(root, &changes).map_err(|e| format!("error: writing outputs: {e}"))?;
+    sync::apply(path, &changes).map_err(|e| format!("error: writing outputs: {e}"))?;
     print_written(&changes, &display);
     Ok(Outcome::Ok)
+}
+
+/// Every output of the manifest at `path` (`text`), planned against the files on disk.
+fn plan_outputs(
+    path: &Path,
+    display: &str,
+    text: String,
+    accept_hand_edits: bool,
+) -> Result<Vec<sync::Change>> {
+    let api = load_str(display, &text)?;
+    let outputs = render::render_all(&api).map_err(|e| format!("error: {e}"))?;
+    let source = Source::new(display, text);
+    Ok(sync::plan(
+        root_of(path),
+        &source,
+        &api.name,
+        &outputs,
+        accept_hand_edits,
+    )?)
 }
 
 /// One line per file (`written`, `unchanged`, `removed`), then the totals.
@@ -227,17 +269,45 @@ fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
 }
 
 /// The manifest's lock: a flock on the manifest file itself (exclusive to write, shared to
-/// check), so anyone who locks api.toml to change it in place is kept out too.
+/// check), so anyone who locks api.toml to change it in place is kept out too. A write a
+/// killed run left half-made is rolled back first, under the exclusive lock, whoever finds
+/// it: every command then starts from whole files.
 fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
     // Only a regular file: a FIFO or a device is refused here, not waited on.
     let file = mooncake_sos_contract::input::open_regular(path)
         .map_err(|e| BadInput(e.diagnostic(display, "the manifest").to_string()))?;
+    let cannot =
+        |e: std::io::Error| BadInput(format!("{display}: error: cannot lock the manifest: {e}"));
     if exclusive {
-        file.lock()
+        file.lock().map_err(cannot)?;
     } else {
-        file.lock_shared()
+        file.lock_shared().map_err(cannot)?;
     }
-    .map_err(|e| BadInput(format!("{display}: error: cannot lock the manifest: {e}")))?;
+    if sync::pending(path) {
+        if !exclusive {
+            // flock turns this one lock exclusive, and back to shared after.
+            file.lock().map_err(cannot)?;
+        }
+        let journal = sync::recover(path).map_err(|e| {
+            BadInput(format!(
+                "{display}: error: undoing a write that was stopped half-way: {e}"
+            ))
+        })?;
+        sync::sweep(path);
+        match journal {
+            Some(0) => {
+                eprintln!("{display}: removed the temporary files of a run that was stopped")
+            }
+            Some(restored) => eprintln!(
+                "{display}: a run was stopped while writing; undone: {restored} file(s) put \
+                 back as they were before it"
+            ),
+            None => {}
+        }
+        if !exclusive {
+            file.lock_shared().map_err(cannot)?;
+        }
+    }
     Ok(file)
 }
 

@@ -7,7 +7,8 @@ use crate::manifest::{self, ManifestArg, Mode};
 pub struct Args {
     #[command(flatten)]
     pub manifest: ManifestArg,
-    /// Write nothing; exit 1 if any output is stale, missing, orphaned or hand-edited.
+    /// Write nothing; exit 1 if any output is stale, missing, orphaned or hand-edited. (A
+    /// write a killed run left half-made is still finished first, as by every command.)
     #[arg(long)]
     check: bool,
     /// Overwrite regions that were edited by hand.

@@ -7,14 +7,18 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
+use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
 use mooncake_sos_contract::drift::unified_diff;
 use mooncake_sos_contract::escape::{self, text};
 use mooncake_sos_contract::load_str;
+use mooncake_sos_contract::parse::unfit_string;
 use mooncake_sos_native::fix::{self, Edit};
 use mooncake_sos_native::images;
+use mooncake_sos_pysource::domain::repr;
+use mooncake_sos_pysource::report::DomainFix;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
-use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, value};
+use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, TableLike, Value, value};
 
 pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: bool) -> Result {
     let api = &manifest.api;
@@ -29,6 +33,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     let mut plan = fix::plan(&report, &findings, &sides, &source.text, file, prune);
     // The domains the module gives its parameters: facts of its source, written as found.
     let symbols = mooncake_sos_pysource::verify(api, source)?;
+    unwritable_domains(source, &symbols.domain_fixes)?;
     plan.edits
         .extend(symbols.domain_fixes.into_iter().map(|f| Edit::SetDomain {
             owner: f.owner,
@@ -47,13 +52,25 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         return Ok(Outcome::Failed);
     }
     if plan.edits.is_empty() {
+        let stale = manifest.stale_outputs()?;
+        if !stale.is_empty() {
+            println!(
+                "verify --fix: api.toml declares what {} uses, but {} output(s) are out of date \
+                 ({}): run `cargo xtask regen`",
+                text(&source.display),
+                stale.len(),
+                text(&stale.join(", "))
+            );
+            return Ok(Outcome::Failed);
+        }
         println!(
             "verify --fix: nothing to fix: api.toml already declares what {} uses",
             text(&source.display)
         );
         return Ok(Outcome::Ok);
     }
-    let edited = apply(&manifest.text, &plan.edits)
+    let text = manifest.editable();
+    let edited = apply(&text, &plan.edits)
         .map_err(|e| BadInput(format!("{}: error: {e}", manifest.display)))?;
     // What is written must pass what it was written for.
     let edited_api = load_str(&manifest.display, &edited)?;
@@ -74,10 +91,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     }
     let name = manifest.path.file_name().map(|f| f.to_string_lossy());
     let name = name.as_deref().unwrap_or("api.toml");
-    print!(
-        "{}",
-        escape::lines(&unified_diff(name, &manifest.text, &edited))
-    );
+    print!("{}", escape::lines(&unified_diff(name, &text, &edited)));
     let count = plan.edits.len();
     if dry_run {
         println!("verify --fix --dry-run: {count} declaration change(s); nothing written");
@@ -88,6 +102,31 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         "verify --fix: {count} declaration change(s) written to {name} (review the diff above)"
     );
     Ok(Outcome::Ok)
+}
+
+/// Refuses, located at each in the module, the domain values api.toml cannot carry (a line
+/// break, a control character): written, they would make the manifest fail its own check.
+fn unwritable_domains(source: &ModuleSource, fixes: &[DomainFix]) -> Result<()> {
+    let module = Source::new(source.display.as_str(), source.text.as_str());
+    let mut diags = Diagnostics::default();
+    for fix in fixes {
+        let values = fix.found.iter().flatten().zip(&fix.spans);
+        for (value, span) in values {
+            if let Some(why) = unfit_string("domain", value) {
+                diags.push(Diagnostic::new(
+                    &module,
+                    span.clone(),
+                    format!(
+                        "{}({}) takes {}, which api.toml cannot declare: {why}; nothing written",
+                        fix.owner,
+                        fix.param,
+                        repr(value)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(diags.finish(())?)
 }
 
 /// api.toml's text with `edits` made, everything else kept as written.
@@ -157,8 +196,10 @@ fn apply(text: &str, edits: &[Edit]) -> std::result::Result<String, String> {
     Ok(doc.to_string())
 }
 
-/// Sets (or removes) `domain` in the inline table declaring `param` of `owner`, before its
-/// `rust` key if it has one (the order the README gives).
+/// Sets (or removes) `domain` in the table declaring `param` of `owner` (an inline table in
+/// the parameter list, or a `[[symbol.method.params]]` table), before its `rust` key if it
+/// has one (the order the README gives). A domain already there is changed in place: the
+/// comments in it stay with the values that stay.
 fn set_domain(
     doc: &mut DocumentMut,
     owner: &str,
@@ -185,33 +226,102 @@ fn set_domain(
         None if table.contains_key("fields") => table.get_mut("fields"),
         None => table.get_mut("params"),
     };
-    let entry = list
-        .and_then(Item::as_array_mut)
-        .and_then(|a| {
-            a.iter_mut()
-                .filter_map(|v| v.as_inline_table_mut())
-                .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(param))
-        })
-        .ok_or_else(missing)?;
-    entry.remove("domain");
-    let rust = entry.remove("rust");
-    if let Some(values) = domain {
-        let mut array = Array::from_iter(values);
-        // A long one (the codecs) one value a line, inside the parameter list's indent.
-        if values.iter().map(|v| v.len() + 4).sum::<usize>() > 60 {
-            for v in array.iter_mut() {
-                v.decor_mut().set_prefix("\n        ");
-                v.decor_mut().set_suffix("");
+    let is_param = |t: &dyn TableLike| t.get("name").and_then(Item::as_str) == Some(param);
+    match list.ok_or_else(missing)? {
+        Item::Value(Value::Array(list)) => {
+            let entry = list
+                .iter_mut()
+                .filter_map(Value::as_inline_table_mut)
+                .find(|t| is_param(*t))
+                .ok_or_else(missing)?;
+            if let Some(array) = new_domain(entry, domain) {
+                let rust = entry.remove_entry("rust");
+                entry.insert("domain", Value::Array(array));
+                if let Some((key, value)) = rust {
+                    entry.insert_formatted(&key, value);
+                }
             }
+        }
+        Item::ArrayOfTables(list) => {
+            let entry = list.iter_mut().find(|t| is_param(*t)).ok_or_else(missing)?;
+            if let Some(array) = new_domain(entry, domain) {
+                let rust = entry.remove_entry("rust");
+                entry.insert("domain", value(array));
+                if let Some((key, item)) = rust {
+                    entry.insert_formatted(&key, item);
+                }
+            }
+        }
+        _ => return Err(missing()),
+    }
+    Ok(())
+}
+
+/// Changes or removes the `domain` already in `entry`; else the array to add (`None`: none
+/// to add).
+fn new_domain(entry: &mut dyn TableLike, domain: Option<&[String]>) -> Option<Array> {
+    let Some(values) = domain else {
+        entry.remove("domain");
+        return None;
+    };
+    match entry.get_mut("domain").and_then(Item::as_value_mut) {
+        Some(Value::Array(old)) => {
+            *old = domain_array(Some(old), values);
+            None
+        }
+        Some(other) => {
+            let decor = other.decor().clone();
+            *other = Value::Array(domain_array(None, values));
+            *other.decor_mut() = decor;
+            None
+        }
+        None => Some(domain_array(None, values)),
+    }
+}
+
+/// `values` as a domain array. Each value that `old` holds too keeps its place's comments and
+/// spacing (toml_edit's decor), and the array its own closing; a new one goes one a line when
+/// the old array is laid out so, or when the values are long (the codecs), inside the
+/// parameter list's indent.
+fn domain_array(old: Option<&Array>, values: &[String]) -> Array {
+    let decor_of = |v: &str| {
+        old.and_then(|a| a.iter().find(|o| o.as_str() == Some(v)))
+            .map(|o| o.decor().clone())
+    };
+    let indent = old.and_then(|a| {
+        a.iter()
+            .filter_map(|v| v.decor().prefix()?.as_str()?.rsplit_once('\n'))
+            .map(|(_, indent)| indent.to_owned())
+            .next()
+    });
+    let long = values.iter().map(|v| v.len() + 4).sum::<usize>() > 60;
+    let one_a_line = match (old, &indent) {
+        (Some(_), Some(indent)) => Some(indent.clone()),
+        (Some(_), None) => None,
+        (None, _) => long.then(|| "        ".to_owned()),
+    };
+    let mut array = Array::new();
+    for (i, v) in values.iter().enumerate() {
+        let mut value = Value::from(v.as_str());
+        match (decor_of(v), &one_a_line) {
+            (Some(decor), _) => *value.decor_mut() = decor,
+            (None, Some(indent)) => value.decor_mut().set_prefix(format!("\n{indent}")),
+            (None, None) => value.decor_mut().set_prefix(if i == 0 { "" } else { " " }),
+        }
+        array.push_formatted(value);
+    }
+    match old {
+        Some(old) => {
+            array.set_trailing(old.trailing().clone());
+            array.set_trailing_comma(old.trailing_comma());
+        }
+        None if one_a_line.is_some() => {
             array.set_trailing_comma(true);
             array.set_trailing("\n    ");
         }
-        entry.insert("domain", array.into());
+        None => {}
     }
-    if let Some(rust) = rust {
-        entry.insert("rust", rust);
-    }
-    Ok(())
+    array
 }
 
 /// What a `[[native]]` table declares: `object`, or `object.attribute`.

@@ -1,9 +1,15 @@
 //! `xtask regen` killed with SIGKILL at random moments, and several regens at once: every
 //! output is always exactly its old or its new contents, nothing but regen's own staging
-//! files is ever left behind (and the next regen removes those), and `regen --check` tells
-//! the truth afterwards. `CRASH_SEED=N` replays a run's kill delays.
+//! files and journal is ever left behind (and the next command removes those, undoing a
+//! write the journal says was stopped half-way), and `regen --check` tells the truth
+//! afterwards. The commands that edit the manifest are killed alike (edit_kills.rs).
+//! `CRASH_SEED=N` replays a run's kill delays.
 
 mod common;
+#[path = "crash/dir_events.rs"]
+mod dir_events;
+#[path = "crash/edit_kills.rs"]
+mod edit_kills;
 
 use common::{Files, RegenIn, Sandbox, is_regen_temp};
 use std::io::Write;
@@ -93,7 +99,7 @@ fn outputs(snap: &Files) -> Files {
             // Inputs regen reads, not writes: the manifest and the recorded cores and users.
             let input =
                 p.as_str() == "api.toml" || p.starts_with("cores/") || p.starts_with("consumers/");
-            !input && !is_regen_temp(p)
+            !input && !is_regen_temp(p) && p.as_str() != JOURNAL
         })
         .map(|(p, b)| (p.clone(), b.clone()))
         .collect()
@@ -208,6 +214,10 @@ impl KillWindow {
     }
 }
 
+/// The journal a write keeps beside the manifest from before its first rename until every
+/// rename is durable.
+const JOURNAL: &str = ".api.toml.regen-journal";
+
 #[derive(Debug, Default)]
 struct Tally {
     /// Killed before regen wrote anything.
@@ -215,10 +225,11 @@ struct Tally {
     /// Killed while staging (new files and backups beside the outputs): every output old,
     /// staging files left.
     staging: usize,
-    /// Killed among the renames: some outputs new, some old. The renames come one after
-    /// the other once everything is staged, so this window is tens of microseconds wide.
+    /// Killed with the journal written (among the renames, or just before or after them):
+    /// the next command undoes the write. The renames come one after the other once
+    /// everything is staged, so this window is tens of microseconds wide.
     mixed: usize,
-    /// Finished (or had replaced every file) before the kill.
+    /// Finished (or had committed) before the kill.
     all_new: usize,
     temps_left: usize,
 }
@@ -273,17 +284,23 @@ fn sigkill_at_random_moments_never_tears_an_output() {
             "run {run}: manifest changed"
         );
         let temps = after.keys().filter(|p| is_regen_temp(p)).count();
+        // A committed journal is finished forward (its write stands), another one undone.
+        let journal = after
+            .get(JOURNAL)
+            .is_some_and(|j| !String::from_utf8_lossy(j).contains("\"committed\":true"));
         tally.temps_left += temps;
         window.learn(delay, fresh, new.len());
         match fresh {
+            _ if journal => tally.mixed += 1,
             0 if temps == 0 => tally.before += 1,
             0 => tally.staging += 1,
             n if n == new.len() => tally.all_new += 1,
-            _ => tally.mixed += 1,
+            n => panic!("run {run}: {n} of {} outputs new and no journal", new.len()),
         }
 
+        // --check first undoes a write the journal says was stopped: every output old.
         let (code, out) = sb.regen(&["--check"]);
-        let current = fresh == new.len();
+        let current = !journal && fresh == new.len();
         assert_eq!(
             code,
             if current { 0 } else { 1 },
@@ -295,7 +312,10 @@ fn sigkill_at_random_moments_never_tears_an_output() {
         assert_eq!(code, 0, "run {run}: {out}");
         let done = sb.snapshot();
         assert_eq!(&outputs(&done), new, "run {run}: regen after a kill");
-        let left: Vec<_> = done.keys().filter(|p| is_regen_temp(p)).collect();
+        let left: Vec<_> = done
+            .keys()
+            .filter(|p| is_regen_temp(p) || *p == JOURNAL)
+            .collect();
         assert!(
             left.is_empty(),
             "run {run}: staging files survive a regen: {left:?}"
@@ -368,7 +388,10 @@ fn concurrent_regens_with_the_manifest_swapped_under_them_stay_consistent() {
             assert!(out.status.success(), "round {round}: a regen failed: {err}");
         }
         let snap = sb.snapshot();
-        let temps: Vec<_> = snap.keys().filter(|p| is_regen_temp(p)).collect();
+        let temps: Vec<_> = snap
+            .keys()
+            .filter(|p| is_regen_temp(p) || *p == JOURNAL)
+            .collect();
         assert!(
             temps.is_empty(),
             "round {round}: staging files left: {temps:?}"

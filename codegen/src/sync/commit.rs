@@ -1,13 +1,15 @@
-//! Writing a plan all or nothing. Every new file is first staged beside its target and every
-//! file about to be replaced or removed is hard-linked to a backup beside it; only then are
-//! the staged files renamed into place, one by one. If a rename fails, the renames already
-//! done are undone from the backups, so the tree is as it was; a failure while staging
-//! changes nothing at all. A SIGKILL can still stop it between two renames: each file is then
-//! whole (old or new), `regen --check` says which are stale, and the next regen finishes.
+//! Writing a plan all or nothing. First the journal is written ([`journal`]): every file the
+//! write replaces, creates or removes, with the names of its staged new contents and of its
+//! backup. Then every new file is staged beside its target and every file about to be
+//! replaced or removed is hard-linked to its backup; only then are the staged files renamed
+//! into place, one by one, and the journal marked committed. If anything fails before that,
+//! the write is undone from the journal, so the tree is as it was. A SIGKILL at any point
+//! leaves the journal, and the next command that reads the manifest finishes from it first:
+//! it undoes a write not committed, or removes what a committed one left.
 
+use super::journal::{self, Entry, Write};
 use super::{Change, Status};
 use mooncake_sos_contract::atomic::{sibling, staging_prefix, write_synced};
-use std::fs::File;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -21,11 +23,16 @@ struct Step<'a> {
     backup: Option<PathBuf>,
 }
 
-/// Applies `changes`, all or none; `rename` is `std::fs::rename` (a test makes it fail).
+/// Applies `changes` (files under `root`, the directory of the manifest at `manifest`, whose
+/// journal records the write), all or none; `rename` is `std::fs::rename` (a test makes it
+/// fail). The caller holds the manifest's lock and has rolled back any journal left before.
 pub(super) fn transact(
+    manifest: &Path,
+    root: &Path,
     changes: &[Change],
     mut rename: impl FnMut(&Path, &Path) -> io::Result<()>,
 ) -> io::Result<()> {
+    remove_staging_files(manifest);
     for c in changes {
         remove_staging_files(&c.target);
     }
@@ -33,53 +40,76 @@ pub(super) fn transact(
         .iter()
         .filter(|c| c.status != Status::Unchanged)
         .collect();
+    if todo.is_empty() {
+        return Ok(());
+    }
     for c in &todo {
         preflight(c)?;
     }
-    let mut created_dirs = Vec::new();
-    let mut steps = Vec::new();
-    for c in &todo {
-        match stage(c, &mut created_dirs) {
-            Ok(step) => steps.push(step),
-            Err(e) => {
-                discard(&steps);
-                remove_dirs(&created_dirs);
-                return Err(e);
-            }
-        }
-    }
-    // The manifest moves first: if the process is killed half-way, the manifest is the new
-    // one and `regen` completes the rest, rather than reverting outputs to the old manifest.
+    let mut steps: Vec<Step> = todo
+        .iter()
+        .map(|c| Step {
+            change: c,
+            staged: c.new.as_ref().map(|_| sibling(&c.target, "tmp")),
+            backup: c.old.as_ref().map(|_| sibling(&c.target, "old.tmp")),
+        })
+        .collect();
+    // The manifest moves first (undo restores it last).
     steps.sort_by_key(|s| !s.change.manifest);
-    for (done, step) in steps.iter().enumerate() {
-        let target = &step.change.target;
-        let result = match &step.staged {
-            Some(staged) => rename(staged, target),
-            // A removal: the backup link keeps the file for an undo.
-            None => std::fs::remove_file(target),
-        };
-        if let Err(e) = result {
-            let path = &step.change.path;
-            let undone = undo(&steps[..done], &mut rename);
-            discard(&steps[done..]);
-            let message = match undone {
-                Ok(()) => {
-                    discard(&steps[..done]);
-                    remove_dirs(&created_dirs);
-                    format!("cannot write {path}: {e}; nothing was changed")
-                }
-                // The backups of what could not be restored stay, and the message names them.
-                Err(u) => format!("cannot write {path}: {e}; and then {u}"),
-            };
-            return Err(io::Error::new(e.kind(), message));
+    let mut write = Write {
+        entries: steps.iter().map(entry).collect(),
+        dirs: missing_dirs(&steps),
+        committed: false,
+    };
+    let journal = journal::path(manifest);
+    journal::write(manifest, root, &write).map_err(|e| {
+        io::Error::new(e.kind(), format!("cannot write {}: {e}", journal.display()))
+    })?;
+    // From here on, a failure (or a kill) is undone from the journal.
+    let failed = (|| {
+        for dir in &write.dirs {
+            std::fs::create_dir(dir).map_err(|e| (e, dir.display().to_string()))?;
         }
+        for step in &steps {
+            stage(step).map_err(|e| (e, step.change.path.to_string()))?;
+        }
+        for step in &steps {
+            let target = &step.change.target;
+            match &step.staged {
+                Some(staged) => rename(staged, target),
+                // A removal: the backup link keeps the file for an undo.
+                None => std::fs::remove_file(target),
+            }
+            .map_err(|e| (e, step.change.path.to_string()))?;
+        }
+        // The renames are durable before the journal says so.
+        for dir in touched_dirs(&steps) {
+            journal::sync(dir);
+        }
+        write.committed = true;
+        journal::write(manifest, root, &write).map_err(|e| (e, journal.display().to_string()))
+    })();
+    if let Err((e, path)) = failed {
+        write.committed = false;
+        let message = match journal::roll_back(&journal, &write, &mut rename) {
+            Ok(_) => format!("cannot write {path}: {e}; nothing was changed"),
+            Err(u) => format!("cannot write {path}: {e}; and then {u}"),
+        };
+        return Err(io::Error::new(e.kind(), message));
     }
     discard(&steps);
-    for dir in touched_dirs(&steps) {
-        // Make the renames durable; a directory that cannot be synced is not an error.
-        let _ = File::open(dir).and_then(|d| d.sync_all());
+    journal::remove(&journal)
+}
+
+fn entry(step: &Step) -> Entry {
+    let c = step.change;
+    Entry {
+        target: c.target.clone(),
+        staged: step.staged.clone(),
+        backup: step.backup.clone(),
+        old: c.old.as_ref().map(|t| journal::sha256(t.as_bytes())),
+        new: c.new.as_ref().map(|t| journal::sha256(t.as_bytes())),
     }
-    Ok(())
 }
 
 /// Refuses what must not be replaced, before anything is written.
@@ -125,62 +155,15 @@ fn preflight(c: &Change) -> io::Result<()> {
     }
 }
 
-/// Writes the staging file and the backup link of one change.
-fn stage<'a>(c: &'a Change, created_dirs: &mut Vec<PathBuf>) -> io::Result<Step<'a>> {
-    let target = &c.target;
-    let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", c.path));
-    let mut step = Step {
-        change: c,
-        staged: None,
-        backup: None,
-    };
-    let result = (|| {
-        if let Some(dir) = target.parent() {
-            create_dirs(dir, created_dirs)?;
-        }
-        let mode = std::fs::metadata(target).ok().map(|m| m.permissions());
-        if c.old.is_some() {
-            let backup = sibling(target, "old.tmp");
-            let _ = std::fs::remove_file(&backup);
-            std::fs::hard_link(target, &backup)?;
-            step.backup = Some(backup);
-        }
-        if let Some(contents) = &c.new {
-            let staged = sibling(target, "tmp");
-            step.staged = Some(staged.clone());
-            write_synced(&staged, contents.as_bytes(), mode)?;
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => Ok(step),
-        Err(e) => {
-            discard(std::slice::from_ref(&step));
-            Err(with_path(e))
-        }
+/// Writes the backup link and the staging file of one step.
+fn stage(step: &Step) -> io::Result<()> {
+    let target = &step.change.target;
+    let mode = std::fs::metadata(target).ok().map(|m| m.permissions());
+    if let Some(backup) = &step.backup {
+        std::fs::hard_link(target, backup)?;
     }
-}
-
-/// Puts back what the first steps did, last first.
-fn undo(
-    done: &[Step],
-    rename: &mut impl FnMut(&Path, &Path) -> io::Result<()>,
-) -> Result<(), String> {
-    for step in done.iter().rev() {
-        let target = &step.change.target;
-        let result = match &step.backup {
-            Some(backup) => rename(backup, target),
-            None => std::fs::remove_file(target),
-        };
-        if let Err(e) = result {
-            let kept = step.backup.as_ref().map_or(String::new(), |b| {
-                format!(" (its old contents are in {})", b.display())
-            });
-            return Err(format!(
-                "restoring {} failed too: {e}; it may be new{kept}",
-                step.change.path
-            ));
-        }
+    if let (Some(staged), Some(contents)) = (&step.staged, &step.change.new) {
+        write_synced(staged, contents.as_bytes(), mode)?;
     }
     Ok(())
 }
@@ -202,40 +185,57 @@ fn touched_dirs<'a>(steps: &'a [Step]) -> Vec<&'a Path> {
     dirs
 }
 
-/// `create_dir_all`, recording each directory it made, so that a failure can remove them.
-fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+/// The directories the steps' targets need that do not exist yet, parents first.
+fn missing_dirs(steps: &[Step]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for step in steps {
+        let missing = step
+            .change
+            .target
+            .ancestors()
+            .skip(1)
+            .take_while(|d| !d.as_os_str().is_empty() && !d.is_dir());
+        for dir in missing {
+            if !dirs.iter().any(|d| d == dir) {
+                dirs.push(dir.to_owned());
+            }
+        }
     }
-    if let Some(parent) = dir.parent() {
-        create_dirs(parent, created)?;
-    }
-    std::fs::create_dir(dir)?;
-    created.push(dir.to_owned());
-    Ok(())
+    dirs.sort_by_key(|d| d.components().count());
+    dirs
 }
 
-fn remove_dirs(created: &[PathBuf]) {
-    for dir in created.iter().rev() {
-        let _ = std::fs::remove_dir(dir);
+/// Whether killed runs left staging files beside `path`.
+pub(super) fn has_staging_files(path: &Path) -> bool {
+    !staging_files(path).is_empty()
+}
+
+/// Removes the staging files, backups and staged journals a killed run left beside `path`
+/// (an output, or the manifest), whatever their pid: the caller holds the manifest's lock,
+/// so no live run of the same manifest is writing them, and has rolled back the journal
+/// that needed the backups.
+pub(super) fn remove_staging_files(path: &Path) {
+    for file in staging_files(path) {
+        let _ = std::fs::remove_file(file);
     }
 }
 
-/// Removes the staging files a killed regen left beside `path`. The caller holds the
-/// manifest's lock, so no live regen of the same manifest is writing them.
-fn remove_staging_files(path: &Path) {
+/// `.NAME.regen-*.tmp` beside `path` (NAME).
+fn staging_files(path: &Path) -> Vec<PathBuf> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-        return;
+        return Vec::new();
     };
     let prefix = staging_prefix(name);
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let file = file.to_string_lossy();
-        if file.starts_with(&prefix) && file.ends_with(".tmp") {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    entries
+        .flatten()
+        .filter(|e| {
+            let file = e.file_name();
+            let file = file.to_string_lossy();
+            file.starts_with(&prefix) && file.ends_with(".tmp")
+        })
+        .map(|e| e.path())
+        .collect()
 }

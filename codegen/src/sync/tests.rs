@@ -29,6 +29,19 @@ fn snapshot(root: &Path) -> BTreeMap<String, (Option<Vec<u8>>, u32)> {
     out
 }
 
+/// Two snapshots are equal; else the paths that differ.
+fn assert_same(
+    got: &BTreeMap<String, (Option<Vec<u8>>, u32)>,
+    want: &BTreeMap<String, (Option<Vec<u8>>, u32)>,
+) {
+    let differ: BTreeSet<&String> = got
+        .keys()
+        .chain(want.keys())
+        .filter(|k| got.get(*k) != want.get(*k))
+        .collect();
+    assert!(differ.is_empty(), "these differ: {differ:?}");
+}
+
 /// A repository with api.toml and docker/, whose generated/ holds one stale output, an
 /// orphan, and lacks generated/src/ entirely; build.py is executable.
 fn fixture() -> tempfile::TempDir {
@@ -72,9 +85,13 @@ fn plan_the_edit(root: &Path) -> Result<Vec<Change>, Diagnostics> {
 
 /// Commits `changes` with each rename whose number (from 1) `failure` gives a message for
 /// failing with it; the error the commit returns.
-fn transact_failing(changes: &[Change], failure: impl Fn(usize) -> Option<String>) -> io::Error {
+fn transact_failing(
+    root: &Path,
+    changes: &[Change],
+    failure: impl Fn(usize) -> Option<String>,
+) -> io::Error {
     let mut calls = 0;
-    commit::transact(changes, |from, to| {
+    transact(root, changes, |from, to| {
         calls += 1;
         match failure(calls) {
             Some(message) => Err(io::Error::other(message)),
@@ -82,6 +99,16 @@ fn transact_failing(changes: &[Change], failure: impl Fn(usize) -> Option<String
         }
     })
     .unwrap_err()
+}
+
+/// `commit::transact` for the manifest in `root`.
+fn transact(
+    root: &Path,
+    changes: &[Change],
+    rename: impl FnMut(&Path, &Path) -> io::Result<()>,
+) -> io::Result<()> {
+    let root = root.canonicalize().unwrap();
+    commit::transact(&root.join("api.toml"), &root, changes, rename)
 }
 
 #[test]
@@ -104,7 +131,9 @@ fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
         let root = repo.path();
         let before = snapshot(root);
         let changes = plan_the_edit(root).unwrap();
-        let err = transact_failing(&changes, |n| (n == fail_at + 1).then(|| "injected".into()));
+        let err = transact_failing(root, &changes, |n| {
+            (n == fail_at + 1).then(|| "injected".into())
+        });
         assert!(
             err.to_string().contains("injected; nothing was changed"),
             "rename {fail_at}: {err}"
@@ -120,7 +149,7 @@ fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
     let root = repo.path();
     let edited = edited_manifest(root);
     let changes = plan_manifest_edit(root, &edited, false).unwrap();
-    commit::transact(&changes, |from, to| std::fs::rename(from, to)).unwrap();
+    transact(root, &changes, |from, to| std::fs::rename(from, to)).unwrap();
     let after = snapshot(root);
     assert_eq!(after["api.toml"].0.as_deref(), Some(edited.text.as_bytes()));
     assert_eq!(after["docker/build.py"].1 & 0o777, 0o755);
@@ -137,28 +166,41 @@ fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
     );
 }
 
+/// A rename that fails, and then the undo too: the error says where the old file is, the
+/// journal stays, and the next run's [`recover`] puts every file back.
 #[test]
-fn a_failed_undo_says_where_the_old_file_is() {
+fn a_failed_undo_is_finished_by_the_next_run() {
     let repo = fixture();
     let root = repo.path();
-    let old_manifest = std::fs::read(root.join("api.toml")).unwrap();
+    let before = snapshot(root);
     let changes = plan_the_edit(root).unwrap();
     // The second rename fails, and so does putting the first (the manifest) back.
-    let err = transact_failing(&changes, |n| {
+    let err = transact_failing(root, &changes, |n| {
         matches!(n, 2 | 3).then(|| format!("injected {n}"))
     })
     .to_string();
-    assert!(err.contains("injected 2"), "{err}");
+    let manifest = root.canonicalize().unwrap().join("api.toml");
+    let journal = journal::path(&manifest);
+    assert!(err.starts_with("cannot write "), "{err}");
     assert!(
-        err.contains("restoring api.toml failed too: injected 3"),
+        err.contains(&format!(
+            ": injected 2; and then restoring {} failed: injected 3; its old contents are in ",
+            manifest.display()
+        )),
         "{err}"
     );
-    let backup = err
-        .split("its old contents are in ")
-        .nth(1)
-        .and_then(|r| r.strip_suffix(')'))
-        .unwrap_or_else(|| panic!("no backup named: {err}"));
-    assert_eq!(std::fs::read(backup).unwrap(), old_manifest);
+    assert!(
+        err.ends_with(&format!(
+            "; the next run tries again (from {})",
+            journal.display()
+        )),
+        "{err}"
+    );
+    assert!(pending(&manifest));
+    assert_ne!(snapshot(root), before);
+    assert_eq!(recover(&manifest).unwrap(), Some(1));
+    assert_same(&snapshot(root), &before);
+    assert_eq!(recover(&manifest).unwrap(), None);
 }
 
 /// A manifest edit whose regen cannot succeed writes nothing, the manifest included: a
@@ -181,7 +223,7 @@ fn a_manifest_edit_is_written_only_with_its_outputs() {
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o444)).unwrap();
     let before = snapshot(root);
     let changes = plan_the_edit(root).unwrap();
-    let err = apply(root, &changes).unwrap_err();
+    let err = apply(&root.join("api.toml"), &changes).unwrap_err();
     assert!(err.to_string().contains("is read-only"), "{err}");
     assert_eq!(snapshot(root), before);
 }

@@ -108,6 +108,16 @@ pub fn is_hex(s: &str, len: usize) -> bool {
 }
 
 /// A PyPI distribution name (PEP 508 shape).
+/// A distribution name in its normal form (PEP 503): lower case, each run of `-`, `_`, `.`
+/// one `-`.
+pub fn pep503(name: &str) -> String {
+    name.to_ascii_lowercase()
+        .split(['-', '_', '.'])
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 pub fn is_dist_name(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()

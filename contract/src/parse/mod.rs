@@ -198,20 +198,8 @@ fn strings_in_value(
     use toml::de::DeValue;
     match value.get_ref() {
         DeValue::String(s) => {
-            let bad = s.chars().find(|&c| {
-                (c.is_control() && c != '\t' && (c != '\n' || !PROSE_KEYS.contains(&key)))
-                    || matches!(c, '\u{2028}' | '\u{2029}')
-            });
-            if let Some(c) = bad {
-                let what = if c == '\n' {
-                    format!(
-                        "a line break in `{key}`: only {} may span lines",
-                        PROSE_KEYS.join(" and ")
-                    )
-                } else {
-                    format!("a control character (U+{:04X}) in `{key}`", u32::from(c))
-                };
-                return Err(Diagnostic::new(source, value.span(), what));
+            if let Some(why) = unfit_string(key, s) {
+                return Err(Diagnostic::new(source, value.span(), why));
             }
         }
         DeValue::Array(items) => {
@@ -223,6 +211,24 @@ fn strings_in_value(
         _ => {}
     }
     Ok(())
+}
+
+/// Why `value` cannot be the value of `key` (a string, or an item of an array of strings):
+/// it holds a character no generated file can carry (a control character; a line break
+/// outside prose). `None`: it can.
+pub fn unfit_string(key: &str, value: &str) -> Option<String> {
+    let bad = value.chars().find(|&c| {
+        (c.is_control() && c != '\t' && (c != '\n' || !PROSE_KEYS.contains(&key)))
+            || matches!(c, '\u{2028}' | '\u{2029}')
+    })?;
+    Some(if bad == '\n' {
+        format!(
+            "a line break in `{key}`: only {} may span lines",
+            PROSE_KEYS.join(" and ")
+        )
+    } else {
+        format!("a control character (U+{:04X}) in `{key}`", u32::from(bad))
+    })
 }
 
 /// serde's shape check: unknown, missing and mistyped keys.

@@ -154,6 +154,8 @@ fn a_strategy_change_leaves_the_old_region_behind() {
         text[cuda..]
             .replacen("strategy = \"pin\"", "strategy = \"fill\"", 1)
             .replacen("pin_version = \"0.3.12.post1\"\n", "", 1)
+            // A fill image has no base package for users to use.
+            .replacen("users = [\"sglang==0.5.16\"]\n", "", 1)
             .replacen(
                 "base_package = \"mooncake-transfer-engine-cuda13\"\nbase_version = \"0.3.11.post1\"",
                 "fill_package = \"mooncake-transfer-engine-cuda13\"\nfill_version = \"0.3.12.post1\"\n\

@@ -103,25 +103,34 @@ fn a_record_from_the_index_is_the_committed_one_and_a_second_run_reads_the_cache
 fn a_release_the_index_lacks_is_bad_input_and_nothing_is_written() {
     let index = SimpleIndex::serve(&[sglang_wheel()]);
     let cache = tempfile::tempdir().unwrap();
-    let repo = sandbox();
-    // sglang 0.5.16 is on the index and read first; 0.5.17 is not: neither record is written.
-    repo.edit(
-        "api.toml",
-        "users = [\"sglang==0.5.16\"]",
-        "users = [\"sglang==0.5.16\", \"sglang==0.5.17\"]",
-    );
-    let run = from_index(&repo, &index.url, cache.path());
-    assert_eq!(run.code, Some(2), "{run:?}");
-    assert_eq!(run.stdout, "", "{run:?}");
-    assert_eq!(
-        run.stderr,
+    let refused = |users: &str, why: String| {
+        let repo = sandbox();
+        repo.edit("api.toml", "users = [\"sglang==0.5.16\"]", users);
+        let run = from_index(&repo, &index.url, cache.path());
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert_eq!(run.stdout, "", "{run:?}");
+        assert_eq!(
+            run.stderr,
+            format!("api.toml: error: image cuda's {why}; nothing written\n")
+        );
+        assert_eq!(consumers(&repo), Vec::<String>::new());
+    };
+    // sglang's page lists 0.5.16 only.
+    refused(
+        "users = [\"sglang==0.5.17\"]",
         format!(
-            "api.toml: error: image cuda's user sglang==0.5.17: the index lists no wheel of this \
-             release ({}sglang/); nothing written\n",
+            "user sglang==0.5.17: the index lists no wheel of this release ({}sglang/)",
             index.url
-        )
+        ),
     );
-    assert_eq!(consumers(&repo), Vec::<String>::new());
+    // sglang 0.5.16 is on the index and read first; vllm is not: neither record is written.
+    refused(
+        "users = [\"sglang==0.5.16\", \"vllm==0.1.0\"]",
+        format!(
+            "user vllm==0.1.0: {}vllm/: server answered `HTTP/1.1 404 Not Found`",
+            index.url
+        ),
+    );
 }
 
 #[test]

@@ -112,3 +112,184 @@ fn prune_removes_a_declaration_nothing_uses() {
     assert_eq!(run.code, Some(0), "{run:?}");
     run.assert_stdout_has("-module = \"mooncake._fast_copy\"\n");
 }
+
+/// `--prune` writing: after the 0.3.13.post1 declarations, the 0.3.12.post1 module prunes
+/// what only the newer one uses; the diff printed is exactly what is written, and the tree
+/// is current and verifies after.
+#[test]
+fn prune_writes_the_removal_and_the_tree_verifies() {
+    let repo = Sandbox::new();
+    let newer = module_of("0.3.13.post1", repo.root());
+    assert_eq!(fix(&repo, &newer, &[]).code, Some(0));
+    let before = repo.read("api.toml");
+    let older = module_of("0.3.12.post1", repo.root());
+    let run = fix(&repo, &older, &["--prune"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let after = repo.read("api.toml");
+    // Every declaration the 0.3.13.post1 fix added (its reason names that module) goes.
+    let added = |block: &str| {
+        (block.starts_with("[[native]]\n") || block.starts_with("[[sibling]]\n"))
+            && block.contains("structured_object_store-0.3.13.post1.py:")
+    };
+    let blocks: Vec<&str> = before.split("\n\n").collect();
+    let pruned = blocks.iter().filter(|b| added(b)).count();
+    assert_eq!(pruned, 12, "the declarations the 0.3.13.post1 fix added");
+    let kept: Vec<&str> = blocks.into_iter().filter(|b| !added(b)).collect();
+    let mut want = kept.join("\n\n");
+    if !want.ends_with('\n') {
+        want.push('\n');
+    }
+    assert_eq!(after, want);
+    let diff = mooncake_sos_contract::drift::unified_diff("api.toml", &before, &after);
+    assert!(
+        run.stdout.starts_with(&diff),
+        "{run:?}\nwant the diff:\n{diff}"
+    );
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some("verify --fix: 12 declaration change(s) written to api.toml (review the diff above)")
+    );
+    assert_eq!(verify(&repo, &older).code, Some(0));
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+}
+
+/// A domain `--fix` rewrites keeps the comments of the values that stay.
+#[test]
+fn a_rewritten_domain_keeps_the_comments_of_the_values_that_stay() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let one_line = "domain = [\"dataproto\", \"dict\"]";
+    let commented = "domain = [\n        # the default\n        \"dataproto\",\n        # going away\n        \"gone\",\n        # dicts too\n        \"dict\",\n    ]";
+    let kept = "domain = [\n        # the default\n        \"dataproto\",\n        # dicts too\n        \"dict\",\n    ]";
+    let original = repo.read("api.toml");
+    assert_eq!(original.matches(one_line).count(), 2, "put and get_batch");
+    repo.write("api.toml", &original.replacen(one_line, commented, 1));
+    let run = fix(&repo, &module, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(repo.read("api.toml"), original.replacen(one_line, kept, 1));
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+}
+
+/// Parameters written as `[[symbol.method.params]]` tables: `--fix` sets a domain in them as
+/// in an inline table.
+#[test]
+fn a_domain_in_a_params_table_is_fixed() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let mut doc: toml_edit::DocumentMut = repo.read("api.toml").parse().unwrap();
+    let put = doc["symbol"]
+        .as_array_of_tables_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|s| s.get_mut("method").and_then(|m| m.as_array_of_tables_mut()))
+        .flat_map(|m| m.iter_mut())
+        .find(|m| m.get("name").and_then(|n| n.as_str()) == Some("put"))
+        .expect("method put");
+    let inline = put["params"].as_array().unwrap().clone();
+    let mut tables = toml_edit::ArrayOfTables::new();
+    for p in inline.iter() {
+        tables.push(p.as_inline_table().unwrap().clone().into_table());
+    }
+    put["params"] = toml_edit::Item::ArrayOfTables(tables);
+    // toml_edit keeps the space `params = ` had before its `=`.
+    let as_tables = doc
+        .to_string()
+        .replace("[[symbol.method.params ]]", "[[symbol.method.params]]");
+    assert!(
+        as_tables.contains("[[symbol.method.params]]\nname = \"type\"\n"),
+        "{as_tables}"
+    );
+    repo.write("api.toml", &as_tables);
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "the same contract: {check:?}");
+    let domain = "domain = [\"dataproto\", \"dict\"]";
+    repo.write(
+        "api.toml",
+        &as_tables.replacen(domain, "domain = [\"dataproto\", \"dict\", \"gone\"]", 1),
+    );
+    let run = fix(&repo, &module, &[]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(repo.read("api.toml"), as_tables);
+    let check = xtask_in(&repo, &["regen", "--check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+}
+
+/// A `Literal` value holding a newline or an escape character is no domain value api.toml
+/// can carry: refused before anything is written, each located at its string in the module
+/// and quoted escaped (not an error about an edited api.toml that is not on disk).
+#[test]
+fn a_domain_value_with_a_newline_or_an_escape_is_refused_at_the_module() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let text = std::fs::read_to_string(&module).unwrap();
+    let literal = "Literal[\"dataproto\", \"dict\"]";
+    let odd = "Literal[\"dataproto\", \"dict\", \"two\\nlines\", \"\\x1b[31mred\"]";
+    let text = text.replacen(literal, odd, 1);
+    std::fs::write(&module, &text).unwrap();
+    let at = |value: &str| {
+        let offset = text.find(value).unwrap();
+        let line = text[..offset].matches('\n').count() + 1;
+        let col = offset - text[..offset].rfind('\n').unwrap();
+        format!("{}:{line}:{col}", module.display())
+    };
+    let run = repo.run_writing_nothing(2, || fix(&repo, &module, &[]));
+    assert_eq!(run.stdout, "", "{run:?}");
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    let takes = "error: MooncakeBundleTransfer.put(type) takes";
+    assert_eq!(
+        errors,
+        [
+            format!(
+                "{}: {takes} 'two\\nlines', which api.toml cannot declare: a line break in \
+                 `domain`: only condition and reason may span lines; nothing written",
+                at("\"two\\nlines\"")
+            ),
+            format!(
+                "{}: {takes} '\\x1b[31mred', which api.toml cannot declare: a control character \
+                 (U+001B) in `domain`; nothing written",
+                at("\"\\x1b[31mred\"")
+            ),
+        ],
+        "{run:?}"
+    );
+}
+
+/// With api.toml declaring everything the module uses but outputs out of date (a run killed
+/// after writing the manifest, an edit by hand), `--fix` does not say "nothing to fix": it
+/// names the outputs and exits 1, writing nothing; after regen it has nothing to fix.
+#[test]
+fn nothing_to_fix_is_not_said_over_outputs_out_of_date() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.12.post1", repo.root());
+    let current = format!(
+        "verify --fix: nothing to fix: api.toml already declares what {} uses\n",
+        module.display()
+    );
+    let run = fix(&repo, &module, &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), current.as_str()));
+    let shim = repo.read("generated/python/mooncake_sos.py");
+    repo.write(
+        "generated/python/mooncake_sos.py",
+        &format!("{shim}# stale\n"),
+    );
+    std::fs::remove_file(repo.path("generated/src/lib.rs")).unwrap();
+    let run = repo.run_writing_nothing(1, || fix(&repo, &module, &[]));
+    assert_eq!(
+        run.stdout,
+        format!(
+            "verify --fix: api.toml declares what {} uses, but 2 output(s) are out of date \
+             (generated/python/mooncake_sos.py, generated/src/lib.rs): run `cargo xtask regen`\n",
+            module.display()
+        ),
+        "{run:?}"
+    );
+    assert_eq!(xtask_in(&repo, &["regen"]).code, Some(0));
+    let run = fix(&repo, &module, &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), current.as_str()));
+}

@@ -226,13 +226,18 @@ impl RegenIn for Sandbox {
     }
 }
 
-/// `.NAME.regen-PID.tmp` (the staging file regen renames over NAME) or
-/// `.NAME.regen-PID.old.tmp` (the backup link it undoes a failed regen from).
+/// `.NAME.regen-PID.tmp` (the staging file regen renames over NAME),
+/// `.NAME.regen-PID.old.tmp` (the backup link it undoes a failed regen from) or
+/// `.NAME.regen-PID.journal.tmp` (the journal of a write, staged).
 pub fn is_regen_temp(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     name.strip_prefix('.')
         .and_then(|n| n.strip_suffix(".tmp"))
-        .map(|n| n.strip_suffix(".old").unwrap_or(n))
+        .map(|n| {
+            n.strip_suffix(".old")
+                .or_else(|| n.strip_suffix(".journal"))
+                .unwrap_or(n)
+        })
         .and_then(|n| n.rsplit_once(".regen-"))
         .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }

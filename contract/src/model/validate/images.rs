@@ -157,7 +157,7 @@ impl Validator<'_> {
                 variant: self.text(v, |s| is_kebab(s) || is_image_tag(s), "build_py_variant"),
             });
         let core = self.image_core(id, img, &layer);
-        let users = r.users.iter().filter_map(|u| self.user(u)).collect();
+        let users = self.users(&r.users, layer.strategy());
         let user_modules = r
             .user_modules
             .iter()
@@ -176,13 +176,57 @@ impl Validator<'_> {
         }
     }
 
-    /// `"dist==version"`: a user of the package, pinned to one release.
+    /// An image's `users`: each once, not on a fill image (a fill installs the package into
+    /// a base image without it: no other user of the package is there to record).
+    fn users(&mut self, raw: &[S<String>], strategy: Strategy) -> Vec<ImageUser> {
+        if let (Some(first), Strategy::Fill) = (raw.first(), strategy) {
+            self.error(
+                first,
+                "`users` does not apply to strategy fill: its base image has no package for \
+                 them to use",
+            );
+        }
+        let mut users: Vec<ImageUser> = Vec::new();
+        for value in raw {
+            let Some(user) = self.user(value) else {
+                continue;
+            };
+            if users.iter().any(|u| u.package == user.package) {
+                let msg = format!("user `{}` is named twice", user.package);
+                self.error(value, msg);
+                continue;
+            }
+            users.push(user);
+        }
+        users
+    }
+
+    /// `"dist==version"`: a user of the package, pinned to one release, its name in normal
+    /// form (PEP 503), as `users --record` names its record.
     fn user(&mut self, value: &S<String>) -> Option<ImageUser> {
+        const MAX_USER: usize = 200;
         let text = value.get_ref();
+        if text.len() > MAX_USER {
+            let msg = format!(
+                "a user of {} bytes: write `dist==version` (at most {MAX_USER})",
+                text.len()
+            );
+            self.error(value, msg);
+            return None;
+        }
         match text.split_once("==") {
             Some((package, version)) if is_dist_name(package) && is_version(version) => {
+                let normal = pep503(package);
+                if normal != package {
+                    let msg = format!(
+                        "user `{package}`: write the package's name in its normal form (PEP \
+                         503): \"{normal}=={version}\""
+                    );
+                    self.error(value, msg);
+                    return None;
+                }
                 Some(ImageUser {
-                    package: package.to_owned(),
+                    package: normal,
                     version: version.to_owned(),
                 })
             }
