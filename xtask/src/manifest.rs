@@ -3,7 +3,7 @@
 //! takes, and regen itself.
 
 use crate::exit::{BadInput, Outcome, Result};
-use mooncake_sos_codegen::render;
+use mooncake_sos_codegen::render::{self, Cores};
 use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_contract::diag::Source;
 use mooncake_sos_contract::load_str;
@@ -135,6 +135,7 @@ impl Manifest {
             &Source::new(self.display.clone(), edited),
             false,
             renames,
+            &|api: &Api| cores(root, api),
         )?;
         sync::apply(root, &changes).map_err(|e| format!("error: writing: {e}"))?;
         print_written(&changes, &self.display);
@@ -159,9 +160,10 @@ pub fn regen(path: &Path, mode: Mode) -> Result {
     let _lock = lock(path, &display, matches!(mode, Mode::Write { .. }))?;
     let text = read(path, &display)?;
     let api = load_str(&display, &text)?;
-    let outputs = render::render_all(&api).map_err(|e| format!("error: {e}"))?;
-    let source = Source::new(display.clone(), text);
     let root = root_of(path);
+    let cores = cores(root, &api)?;
+    let outputs = render::render_all(&api, &cores).map_err(|e| format!("error: {e}"))?;
+    let source = Source::new(display.clone(), text);
     // --check reports hand edits as drift; regen refuses them unless --force.
     let accept_hand_edits = match mode {
         Mode::Write { force } => force,
@@ -174,6 +176,14 @@ pub fn regen(path: &Path, mode: Mode) -> Result {
     sync::apply(root, &changes).map_err(|e| format!("error: writing outputs: {e}"))?;
     print_written(&changes, &display);
     Ok(Outcome::Ok)
+}
+
+/// The images' core records (`cores/`, relative to `root`) the stubs are rendered from, as
+/// the native crate reads them; `Err`: the first that cannot be read, and how to write it.
+pub fn cores(root: &Path, api: &Api) -> std::result::Result<Cores, String> {
+    let records = mooncake_sos_native::images::cores(root, api).map_err(|e| e.to_string())?;
+    let texts: Vec<String> = records.iter().map(|r| r.to_json()).collect();
+    Cores::from_records(&texts)
 }
 
 /// One line per file (`written`, `unchanged`, `removed`), then the totals.
