@@ -204,6 +204,7 @@ fn images_that_disagree_get_what_they_all_take() {
     let mut records = records(&api);
     let store = &mut records[1]["classes"]["MooncakeDistributedStore"]["members"];
     store["remove"]["overloads"] = json!(["key: str"]);
+    store["__init__"]["overloads"] = json!(["name: str"]);
     store["get"] = json!({"kind": "property", "readonly": true});
     store.as_object_mut().unwrap().remove("put");
     let rendered = stubs(&api, &cores_of(&records));
@@ -213,6 +214,15 @@ fn images_that_disagree_get_what_they_all_take() {
         ["def remove(self, *args: Any, **kwargs: Any) -> Any: ..."]
     );
     assert_eq!(lines_starting(store, "get: Any"), ["get: Any"]);
+    // Constructors that differ are not "no constructor".
+    let store_class = store
+        .split("class MooncakeDistributedStore(metaclass=pybind11_type):\n")
+        .nth(1)
+        .unwrap();
+    assert_eq!(
+        lines_starting(store_class, "def __init__(").first(),
+        Some(&"def __init__(self, *args: Any, **kwargs: Any) -> None: ...")
+    );
     assert_eq!(lines_starting(store, "def put("), Vec::<&str>::new());
     // A module no image's record read has no stub: the checkers read the module itself.
     for r in &mut records {

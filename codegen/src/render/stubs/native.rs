@@ -31,8 +31,9 @@ pub fn modules(api: &Api) -> Vec<String> {
 enum Common {
     Callable {
         binding: Binding,
-        /// The overloads every image has; none when they share none.
-        overloads: Vec<String>,
+        /// The overloads every image has (none: no constructor, for `__init__`); `None` when
+        /// the images have different ones.
+        overloads: Option<Vec<String>>,
     },
     Property {
         readonly: bool,
@@ -44,11 +45,14 @@ enum Common {
     Opaque,
 }
 
-fn common(member: &Member) -> Common {
-    let callable = |binding, overloads: &Vec<String>| Common::Callable {
+fn callable(binding: Binding, overloads: &[String]) -> Common {
+    Common::Callable {
         binding,
-        overloads: overloads.clone(),
-    };
+        overloads: Some(overloads.to_vec()),
+    }
+}
+
+fn common(member: &Member) -> Common {
     match member {
         Member::Method { overloads } => callable(Binding::Method, overloads),
         Member::Staticmethod { overloads } => callable(Binding::Static, overloads),
@@ -74,10 +78,17 @@ fn both(a: Common, b: Common) -> Common {
                 binding: theirs,
                 overloads,
             },
-        ) if binding == theirs => Common::Callable {
-            binding,
-            overloads: mine.into_iter().filter(|o| overloads.contains(o)).collect(),
-        },
+        ) if binding == theirs => {
+            let overloads = mine.zip(overloads).and_then(|(mine, theirs)| {
+                let shared: Vec<String> = (mine.iter())
+                    .filter(|o| theirs.contains(o))
+                    .cloned()
+                    .collect();
+                let none_of_them = mine.is_empty() && theirs.is_empty();
+                (!shared.is_empty() || none_of_them).then_some(shared)
+            });
+            Common::Callable { binding, overloads }
+        }
         (Common::Property { readonly }, Common::Property { readonly: theirs }) => {
             Common::Property {
                 readonly: readonly || theirs,
@@ -88,11 +99,11 @@ fn both(a: Common, b: Common) -> Common {
     }
 }
 
-/// What every one of `readings` has: classes (with their common members), functions (with
-/// their common overloads), values (their type where all agree, else `Any`).
+/// What every one of `readings` has: classes (with their common members), functions, values
+/// (their type where all agree, else `None`).
 struct Shared {
     classes: BTreeMap<String, BTreeMap<String, Common>>,
-    functions: BTreeMap<String, Vec<String>>,
+    functions: BTreeMap<String, Common>,
     values: BTreeMap<String, Option<Value>>,
 }
 
@@ -116,11 +127,9 @@ fn shared(readings: &[&Namespace]) -> Shared {
     for (name, f) in &first.functions {
         let others: Option<Vec<_>> = rest.iter().map(|r| r.functions.get(name)).collect();
         if let Some(others) = others {
-            let overloads = (f.overloads.iter())
-                .filter(|o| others.iter().all(|g| g.overloads.contains(o)))
-                .cloned()
-                .collect();
-            functions.insert(name.clone(), overloads);
+            let function = |f: &super::cores::Function| callable(Binding::Function, &f.overloads);
+            let merged = others.into_iter().map(function).fold(function(f), both);
+            functions.insert(name.clone(), merged);
         }
     }
     let mut values = BTreeMap::new();
@@ -192,13 +201,9 @@ pub fn stub(
     }
     scope.members.clear();
     let mut functions = Vec::new();
-    for (name, overloads) in shared.functions.iter().filter(|(n, _)| is_free_name(n)) {
+    for (name, common) in shared.functions.iter().filter(|(n, _)| is_free_name(n)) {
         let dict = dicts.iter().find(|d| d.path == *name);
-        let common = Common::Callable {
-            binding: Binding::Function,
-            overloads: overloads.clone(),
-        };
-        if let Some(Item::Def(def)) = item(name, &common, &scope, dict) {
+        if let Some(Item::Def(def)) = item(name, common, &scope, dict) {
             functions.push(def);
         }
     }
@@ -241,7 +246,7 @@ fn item(name: &str, common: &Common, scope: &Scope, dict: Option<&SetupDict>) ->
     Some(match common {
         Common::Callable { binding, overloads } => {
             let returns = if name == "__init__" { "None" } else { "Any" };
-            if name == "__init__" && overloads.is_empty() {
+            if name == "__init__" && overloads.as_ref().is_some_and(Vec::is_empty) {
                 // pybind11 defines no constructor: the class takes no argument a caller
                 // could pass (and raises without one; no stub can say that).
                 return Some(Item::Def(DefStub {
@@ -251,7 +256,7 @@ fn item(name: &str, common: &Common, scope: &Scope, dict: Option<&SetupDict>) ->
                 }));
             }
             let mut signatures: Vec<String> = Vec::new();
-            for o in overloads {
+            for o in overloads.iter().flatten() {
                 let dict_type = dict
                     .filter(|d| d.overload.as_ref().is_none_or(|only| only == o))
                     .map(|d| format!("{} | dict[str, Any]", d.stub.name));
