@@ -8,6 +8,7 @@ use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_contract::diag::Source;
 use mooncake_sos_contract::load_str;
 use mooncake_sos_contract::model::Api;
+use mooncake_sos_pysource::source::LoadError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -135,7 +136,8 @@ impl Manifest {
             &Source::new(self.display.clone(), edited),
             false,
             renames,
-            &|api: &Api| cores(root, api),
+            // Located in the edited manifest: the record's path and what is wrong with it.
+            &|api: &Api| cores(root, api).map_err(|e| format!("{}: {}", e.location, e.message)),
         )?;
         sync::apply(root, &changes).map_err(|e| format!("error: writing: {e}"))?;
         print_written(&changes, &self.display);
@@ -180,10 +182,11 @@ pub fn regen(path: &Path, mode: Mode) -> Result {
 
 /// The images' core records (`cores/`, relative to `root`) the stubs are rendered from, as
 /// the native crate reads them; `Err`: the first that cannot be read, and how to write it.
-pub fn cores(root: &Path, api: &Api) -> std::result::Result<Cores, String> {
-    let records = mooncake_sos_native::images::cores(root, api).map_err(|e| e.to_string())?;
+pub fn cores(root: &Path, api: &Api) -> std::result::Result<Cores, LoadError> {
+    let records = mooncake_sos_native::images::cores(root, api)?;
     let texts: Vec<String> = records.iter().map(|r| r.to_json()).collect();
     Cores::from_records(&texts)
+        .map_err(|e| LoadError::new(root.join("cores").display().to_string(), e))
 }
 
 /// One line per file (`written`, `unchanged`, `removed`), then the totals.
