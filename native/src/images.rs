@@ -85,6 +85,18 @@ pub fn load_all(root: &Path, api: &Api) -> Result<Vec<ImageSide>, LoadError> {
         .collect()
 }
 
+/// Every image's native core (its record), in image order, or the first that cannot be read:
+/// what `regen` renders the native modules' stubs from.
+pub fn cores(root: &Path, api: &Api) -> Result<Vec<CoreSurface>, LoadError> {
+    api.images
+        .iter()
+        .map(|image| {
+            let (package, version) = (&image.core.package, &image.core.version);
+            read(root, &image.id, package, version, "native core").map_err(Unread::into_error)
+        })
+        .collect()
+}
+
 fn read(
     root: &Path,
     image: &str,

@@ -8,6 +8,7 @@ pub mod docker;
 pub mod doctored;
 pub mod process;
 pub mod scenarios;
+pub mod stub_mistakes;
 pub mod venvs;
 pub mod workload;
 

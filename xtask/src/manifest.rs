@@ -3,12 +3,13 @@
 //! takes, and regen itself.
 
 use crate::exit::{BadInput, Outcome, Result};
-use mooncake_sos_codegen::render;
+use mooncake_sos_codegen::render::{self, Cores};
 use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_contract::diag::Source;
 use mooncake_sos_contract::layout::Layout;
 use mooncake_sos_contract::load_str;
 use mooncake_sos_contract::model::Api;
+use mooncake_sos_pysource::source::LoadError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -162,6 +163,8 @@ impl Manifest {
             &Source::new(self.display.clone(), edited),
             false,
             renames,
+            // Located in the edited manifest: the record's path and what is wrong with it.
+            &|api: &Api| cores(root, api).map_err(|e| format!("{}: {}", e.location, e.message)),
         )?;
         sync::apply(&self.path, &changes).map_err(|e| format!("error: writing: {e}"))?;
         print_written(&changes, &self.display);
@@ -207,7 +210,8 @@ fn plan_outputs(
     accept_hand_edits: bool,
 ) -> Result<Vec<sync::Change>> {
     let api = load_str(display, &text)?;
-    let outputs = render::render_all(&api).map_err(|e| format!("error: {e}"))?;
+    let cores = cores(root_of(path), &api)?;
+    let outputs = render::render_all(&api, &cores).map_err(|e| format!("error: {e}"))?;
     let source = Source::new(display, text);
     Ok(sync::plan(
         root_of(path),
@@ -216,6 +220,15 @@ fn plan_outputs(
         &outputs,
         accept_hand_edits,
     )?)
+}
+
+/// The images' core records (`cores/`, relative to `root`) the stubs are rendered from, as
+/// the native crate reads them; `Err`: the first that cannot be read, and how to write it.
+pub fn cores(root: &Path, api: &Api) -> std::result::Result<Cores, LoadError> {
+    let records = mooncake_sos_native::images::cores(root, api)?;
+    let texts: Vec<String> = records.iter().map(|r| r.to_json()).collect();
+    Cores::from_records(&texts)
+        .map_err(|e| LoadError::new(root.join("cores").display().to_string(), e))
 }
 
 /// One line per file (`written`, `unchanged`, `removed`), then the totals.

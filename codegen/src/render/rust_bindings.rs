@@ -94,7 +94,7 @@ mod tests {
         let api =
             mooncake_sos_contract::load_str("api.toml", MANIFEST).unwrap_or_else(|d| panic!("{d}"));
         let text = bindings(MANIFEST);
-        let shim = crate::render::render_all(&api)
+        let shim = crate::render::render_all(&api, &crate::render::Cores::default())
             .expect("render")
             .into_iter()
             .find_map(|o| match o {

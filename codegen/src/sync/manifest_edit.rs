@@ -1,8 +1,9 @@
 //! Plans for the commands that edit the manifest: the manifest and every output together.
 
 use super::{Change, Rename, Status, plan_renaming};
+use crate::render::Cores;
 use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
-use mooncake_sos_contract::model::RelPath;
+use mooncake_sos_contract::model::{Api, RelPath};
 use std::path::{Path, PathBuf};
 
 /// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
@@ -15,9 +16,14 @@ pub fn plan_manifest_edit(
     root: &Path,
     edited: &Source,
     force: bool,
+    cores: &CoresOf,
 ) -> Result<Vec<Change>, Diagnostics> {
-    plan_manifest_edit_renaming(root, edited, force, &[])
+    plan_manifest_edit_renaming(root, edited, force, &[], cores)
 }
+
+/// The images' core records of a manifest (what `regen` loads beside it); `Err`: why they
+/// cannot be read.
+pub type CoresOf<'a> = dyn Fn(&Api) -> Result<Cores, String> + 'a;
 
 /// [`plan_manifest_edit`] with regions renamed ([`Rename`]): `adopt`, which moves an image
 /// to another strategy, renames its Dockerfile region in the same change.
@@ -26,9 +32,11 @@ pub fn plan_manifest_edit_renaming(
     edited: &Source,
     force: bool,
     renames: &[Rename],
+    cores: &CoresOf,
 ) -> Result<Vec<Change>, Diagnostics> {
     let api = mooncake_sos_contract::load_str(&edited.name, &edited.text)?;
-    let outputs = crate::render::render_all(&api)
+    let cores = cores(&api).map_err(|e| Diagnostic::new(edited, 0..0, e))?;
+    let outputs = crate::render::render_all(&api, &cores)
         .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
     let mut changes = plan_renaming(root, edited, &api.name, &outputs, force, renames)?;
     let file = Path::new(&edited.name).file_name().and_then(|f| f.to_str());

@@ -24,3 +24,18 @@ pub fn first_error_at(text: &str, offset: usize, message: &str) {
     );
     assert!(first.message.contains(message), "want {message:?}: {diags}");
 }
+
+/// The core records of `api`'s images, read from the repository's `cores/` (the stubs render
+/// from them).
+pub fn image_cores(api: &mooncake_sos_contract::model::Api) -> mooncake_sos_codegen::render::Cores {
+    let root = mooncake_sos_testkit::repo_root();
+    let records: Vec<String> = api
+        .images
+        .iter()
+        .map(|i| {
+            let file = format!("cores/{}-{}.json", i.core.package, i.core.version);
+            std::fs::read_to_string(root.join(&file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+        })
+        .collect();
+    mooncake_sos_codegen::render::Cores::from_records(&records).expect("the core records")
+}

@@ -25,6 +25,17 @@ pub const API_TOML: &str = include_str!("../../../api.toml");
 pub const DOCKERFILE: &str = include_str!("../../../docker/Dockerfile");
 pub const DOCKERFILE_ROCM: &str = include_str!("../../../docker/Dockerfile.rocm");
 pub const BUILD_PY: &str = include_str!("../../../docker/build.py");
+/// The core records of api.toml's images (in image order), which the stubs render from.
+pub const CORE_RECORDS: &[&str] = &[
+    include_str!("../../../cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json"),
+    include_str!("../../../cores/mooncake-transfer-engine-non-cuda-0.3.12.post1.json"),
+];
+
+/// [`CORE_RECORDS`] read once.
+pub fn cores() -> &'static render::Cores {
+    static CORES: std::sync::OnceLock<render::Cores> = std::sync::OnceLock::new();
+    CORES.get_or_init(|| render::Cores::from_records(CORE_RECORDS).expect("the core records"))
+}
 
 /// The project's region name and the region ids the renderers splice.
 pub const REGION_NAME: &str = "mooncake-sos";
@@ -79,7 +90,7 @@ pub fn check_manifest(text: &str) -> Outcome {
     match load_str("api.toml", text) {
         Ok(api) => {
             // A manifest that validates must render: a render error is a generator bug.
-            if let Err(e) = render::render_all(&api) {
+            if let Err(e) = render::render_all(&api, cores()) {
                 panic!("a manifest that validated failed to render: {e}");
             }
             Outcome::Parsed
@@ -173,13 +184,13 @@ pub fn check_plan(manifest: &str, files: &BTreeMap<String, String>) -> Option<Ou
     let (name, outputs) = if manifest == API_TOML {
         let (name, outputs) = REAL.get_or_init(|| {
             let api = load_str("api.toml", API_TOML).expect("api.toml loads");
-            let outputs = render::render_all(&api).expect("api.toml renders");
+            let outputs = render::render_all(&api, cores()).expect("api.toml renders");
             (api.name, outputs)
         });
         (name.as_str(), outputs)
     } else {
         let api = load_str("api.toml", manifest).ok()?;
-        let outputs = render::render_all(&api).expect("a valid manifest renders");
+        let outputs = render::render_all(&api, cores()).expect("a valid manifest renders");
         rendered = (api.name, outputs);
         (rendered.0.as_str(), &rendered.1)
     };

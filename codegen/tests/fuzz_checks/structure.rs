@@ -67,6 +67,48 @@ pub fn python_shape(src: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// The token shape of a stub ([`python_shape`]) with each annotation one slot `T`: an
+/// annotation is a type expression api.toml gives (`str | None`), whose own shape is its
+/// value's; what a value must never change is everything around it.
+pub fn stub_shape(src: &str) -> Result<Vec<String>, String> {
+    use ruff_python_ast::{Expr, Stmt};
+    use ruff_text_size::{Ranged, TextRange};
+    fn annotations(body: &[Stmt], out: &mut Vec<TextRange>) {
+        let range = |e: Option<&Expr>| e.map(Ranged::range);
+        for stmt in body {
+            match stmt {
+                Stmt::FunctionDef(f) => {
+                    out.extend(f.parameters.iter().filter_map(|p| range(p.annotation())));
+                    out.extend(range(f.returns.as_deref()));
+                }
+                Stmt::AnnAssign(a) => out.push(a.annotation.range()),
+                Stmt::ClassDef(c) => annotations(&c.body, out),
+                _ => {}
+            }
+        }
+    }
+    let parsed = ruff_python_parser::parse_module(src).map_err(|e| format!("not Python: {e}"))?;
+    let mut slots = Vec::new();
+    annotations(parsed.suite(), &mut slots);
+    let shape = python_shape(src)?;
+    let mut out = Vec::new();
+    let mut last_slot = None;
+    for (token, kind) in parsed.tokens().iter().zip(shape) {
+        match slots.iter().position(|s| s.contains_range(token.range())) {
+            Some(slot) if last_slot == Some(slot) => {}
+            Some(slot) => {
+                out.push("T".into());
+                last_slot = Some(slot);
+            }
+            None => {
+                out.push(kind);
+                last_slot = None;
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A Dockerfile's instructions: the keyword and the shell shape of the rest (RUN's command
 /// line, the words of every other instruction). Comments and blank lines carry no structure.
 pub fn dockerfile_shape(src: &str) -> Result<Vec<String>, String> {

@@ -8,7 +8,7 @@ use mooncake_sos_contract::load_str;
 /// The structure of every output, in render order: `(path, shape)`. Panics when an output
 /// does not parse as what it is (Rust, Python, a Dockerfile region): a generator bug.
 pub fn output_shapes(api: &mooncake_sos_contract::model::Api) -> Vec<(String, Vec<String>)> {
-    let outputs = render::render_all(api)
+    let outputs = render::render_all(api, super::cores())
         .unwrap_or_else(|e| panic!("a manifest that validated failed to render: {e}"));
     outputs
         .iter()
@@ -17,6 +17,9 @@ pub fn output_shapes(api: &mooncake_sos_contract::model::Api) -> Vec<(String, Ve
             let shape = match o {
                 render::Output::File { contents, .. } if path.ends_with(".rs") => {
                     structure::rust_shape(contents)
+                }
+                render::Output::File { contents, .. } if path.ends_with(".pyi") => {
+                    structure::stub_shape(contents)
                 }
                 render::Output::File { contents, .. } if path.ends_with(".py") => {
                     structure::python_shape(contents)
@@ -77,7 +80,12 @@ fn real_shapes() -> &'static Vec<(String, Vec<String>)> {
 /// Whether `output_shapes` parses the output at `path` (Rust, Python, a Dockerfile region)
 /// rather than keeping its lines as they are.
 fn is_parsed(path: &str) -> bool {
-    path.ends_with(".rs") || path.ends_with(".py") || !path.starts_with("generated/")
+    path.ends_with(".rs") || is_python(path) || !path.starts_with("generated/")
+}
+
+/// Python source: the shim, and the stubs (`.pyi`).
+fn is_python(path: &str) -> bool {
+    path.ends_with(".py") || path.ends_with(".pyi")
 }
 
 /// The hostile alphabet of the injection property; [`twin`] spells each of these `x`.

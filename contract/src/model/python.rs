@@ -265,6 +265,73 @@ pub fn value_type(annotation: Option<&str>) -> Result<ValueType, String> {
     })
 }
 
+/// A type annotation (`text`: api.toml's `type`, or a pybind11 docstring's) as a stub writes
+/// it: every name (`int`, `mooncake.store.ReplicateConfig`) as `name` spells it there, told
+/// whether the name is subscripted (`list[int]`) or bare (`list`); a name it does not know
+/// (`None`) is `Any`, and so is a subscript of it. `None` when the text is no type expression
+/// a stub can write: not Python (a C++ type, `mooncake::X`), a call, an operator other than
+/// `|`, a string that is not plain text.
+pub fn stub_type(text: &str, name: &dyn Fn(&str, bool) -> Option<String>) -> Option<String> {
+    let parsed = whole_expression(text.trim(), "annotation").ok()?;
+    written_type(parsed.expr(), name, false)
+}
+
+fn written_type(
+    e: &Expr,
+    name: &dyn Fn(&str, bool) -> Option<String>,
+    applied: bool,
+) -> Option<String> {
+    let each = |elts: &[Expr]| -> Option<Vec<String>> {
+        elts.iter().map(|x| written_type(x, name, false)).collect()
+    };
+    Some(match e {
+        Expr::Name(_) | Expr::Attribute(_) => {
+            name(&dotted(e)?, applied).unwrap_or_else(|| "Any".into())
+        }
+        Expr::Subscript(s) => {
+            let args = match &*s.slice {
+                Expr::Tuple(t) if !t.parenthesized => each(&t.elts)?.join(", "),
+                slice => written_type(slice, name, false)?,
+            };
+            match name(&dotted(&s.value)?, true) {
+                Some(generic) => format!("{generic}[{args}]"),
+                None => "Any".into(),
+            }
+        }
+        Expr::List(l) => format!("[{}]", each(&l.elts)?.join(", ")),
+        Expr::BinOp(b) if b.op == ruff_python_ast::Operator::BitOr => format!(
+            "{} | {}",
+            written_type(&b.left, name, false)?,
+            written_type(&b.right, name, false)?
+        ),
+        Expr::NoneLiteral(_) => "None".into(),
+        Expr::EllipsisLiteral(_) => "...".into(),
+        Expr::BooleanLiteral(b) => if b.value { "True" } else { "False" }.into(),
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_i64()?.to_string(),
+            _ => return None,
+        },
+        Expr::StringLiteral(s) => {
+            let value = s.value.to_str();
+            let plain = |c: char| c.is_ascii_graphic() && !matches!(c, '"' | '\\') || c == ' ';
+            if !value.chars().all(plain) {
+                return None;
+            }
+            format!("\"{value}\"")
+        }
+        _ => return None,
+    })
+}
+
+/// `a.b.c` of a name or an attribute chain of names.
+fn dotted(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Attribute(a) => Some(format!("{}.{}", dotted(&a.value)?, a.attr.id)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +360,44 @@ mod tests {
         assert_eq!(value_type(Some("Mapping[str, Any]")), Ok(ValueType::Object));
         assert_eq!(value_type(None), Ok(ValueType::Object));
         assert!(value_type(Some("dict[str")).is_err());
+    }
+
+    #[test]
+    fn stub_types_spell_each_name_as_the_stub_does() {
+        let name = |n: &str, applied: bool| match (n, applied) {
+            ("list", false) => Some("list[Any]".to_owned()),
+            ("mooncake.store.ReplicateConfig", _) => Some("ReplicateConfig".to_owned()),
+            ("int" | "str" | "list" | "dict" | "Literal" | "Callable", _) => Some(n.to_owned()),
+            _ => None,
+        };
+        let stub = |t: &str| stub_type(t, &name);
+        assert_eq!(stub("list[list[int]]").as_deref(), Some("list[list[int]]"));
+        assert_eq!(stub("list").as_deref(), Some("list[Any]"));
+        assert_eq!(stub("dict[str, Foo]").as_deref(), Some("dict[str, Any]"));
+        assert_eq!(stub("Foo[int] | str").as_deref(), Some("Any | str"));
+        assert_eq!(
+            stub("mooncake.store.ReplicateConfig | None").as_deref(),
+            Some("ReplicateConfig | None")
+        );
+        assert_eq!(
+            stub("Callable[[int, str], None]").as_deref(),
+            Some("Callable[[int, str], None]")
+        );
+        assert_eq!(
+            stub("Literal['a', 1, True]").as_deref(),
+            Some("Literal[\"a\", 1, True]")
+        );
+        for not_written in [
+            "mooncake::MooncakeStorePyWrapper",
+            "f(x)",
+            "a + b",
+            "Literal['a\\nb']",
+            "Literal['\"']",
+            "list[int",
+            "",
+        ] {
+            assert_eq!(stub(not_written), None, "{not_written}");
+        }
     }
 
     #[test]

@@ -249,7 +249,13 @@ pub fn regenerated_repo(manifest: &str) -> tempfile::TempDir {
         let renamed = renamed_regions(&text, &api.name, image.layer.strategy().name());
         std::fs::write(&path, renamed).expect("write a Dockerfile");
     }
-    let outputs = render::render_all(&api).unwrap_or_else(|e| panic!("{e}"));
+    let records = mooncake_sos_native::images::cores(&repo_root(), &api)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .map(|r| r.to_json())
+        .collect::<Vec<_>>();
+    let cores = render::Cores::from_records(&records).unwrap_or_else(|e| panic!("{e}"));
+    let outputs = render::render_all(&api, &cores).unwrap_or_else(|e| panic!("{e}"));
     let source = Source::new("api.toml", manifest);
     let changes = sync::plan(dir.path(), &source, &api.name, &outputs, false)
         .unwrap_or_else(|d| panic!("{d}"));

@@ -1,7 +1,7 @@
 //! `cargo xtask matrix`: the real wheels of three releases × the declared API, and the drop
 //! condition's verdict.
 
-use crate::common::{FIRST_RELEASE, STALE_FIRST_RELEASE, stale_verdict};
+use crate::common::{FIRST_RELEASE, NothingWritten, STALE_FIRST_RELEASE, stale_verdict};
 use crate::common::{lone_file, xtask, xtask_in, xtask_on_releases};
 use mooncake_sos_testkit::{wheel, wheels_dir};
 
@@ -123,4 +123,25 @@ fn a_file_that_is_not_a_wheel_name_exits_2() {
     assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(run.stdout, "");
     run.assert_stderr(|e| e.starts_with(&format!("{odd}: error: not a wheel file name")));
+}
+
+/// `--record` regenerates every output, the stubs too: an image core record it cannot read is
+/// bad input naming the record, and neither api.toml nor any output is written.
+#[test]
+fn record_without_an_image_core_record_exits_2_writing_nothing() {
+    let repo = stale_verdict();
+    let record = "cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json";
+    std::fs::remove_file(repo.path(record)).unwrap();
+    let wheels = wheels_dir();
+    let run = repo.run_writing_nothing(2, || {
+        xtask_in(&repo, &["matrix", "--record", wheels.to_str().unwrap()])
+    });
+    run.assert_stderr(|e| {
+        e.starts_with(&format!(
+            "{}:1:1: error: {}: no record of image `cuda`'s native core \
+             mooncake-transfer-engine-cuda13 0.3.12.post1: ",
+            repo.path("api.toml").display(),
+            repo.path(record).display()
+        ))
+    });
 }

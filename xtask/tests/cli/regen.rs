@@ -331,3 +331,26 @@ fn a_closed_stdout_ends_the_process_quietly_not_with_a_panic() {
         out.status
     );
 }
+
+/// The stubs render from the images' core records: one missing, or not a record, is bad input
+/// naming it (and how to write it), with nothing written, --check included.
+#[test]
+fn an_image_core_record_regen_cannot_read_exits_2_and_writes_nothing() {
+    let record = "cores/mooncake-transfer-engine-non-cuda-0.3.12.post1.json";
+    let sb = Sandbox::new();
+    move_base_tag(&sb);
+    std::fs::remove_file(sb.path(record)).unwrap();
+    for args in [&[][..], &["--check"]] {
+        let run = sb.run_writing_nothing(2, || sb.run_regen(args));
+        run.assert_stderr_has(&format!(
+            "{record}: error: no record of image `rocm`'s native core"
+        ));
+        run.assert_stderr_has("cargo xtask core --record WHEEL");
+    }
+    let sb = Sandbox::new();
+    move_base_tag(&sb);
+    sb.write(record, "{\"format\": 3, \"wheel\": 1}\n");
+    let run = sb.run_writing_nothing(2, || sb.run_regen(&[]));
+    run.assert_stderr_has(&format!("{record}:1:"));
+    run.assert_stderr_has("not a core record");
+}
