@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 eval "$(bash scripts/setup-test-env.sh)"
 cargo build -q -p xtask
-python3 - "$PWD/target/debug/xtask" "${1:-5}" "$PWD/native/src/introspect.py" "$PWD/contract/src/signature/overloads.py" <<'PY'
+python3 - "$PWD/target/debug/xtask" "${1:-5}" "$PWD/native/src/introspect.py" "$PWD/manifest/src/signature/overloads.py" <<'PY'
 import glob, os, shutil, statistics, subprocess, sys, tempfile, time
 xtask, rounds, script = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 # The reader as the crate runs it: the shared overload reading inserted at its marker.

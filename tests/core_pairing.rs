@@ -7,7 +7,7 @@
 //! the module's line that sets it on every put; the 0.3.12.post1 core serves the module. The
 //! runs agree.
 
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 use mooncake_sos_native::needs::{On, Usage, Verdict, Why};
 use mooncake_sos_native::table::{ModuleNeeds, build};
 use mooncake_sos_pysource::source::ModuleSource;

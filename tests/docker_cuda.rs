@@ -9,7 +9,7 @@
 //! mechanics; the 0.3.11.post1 core fails the smoke (tests/docker_pin.rs), so a build here
 //! that must pass turns it off (MOONCAKE_SOS_SMOKE=0) and the log says it did not run.
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
     BUILDER_HAS_NO_DRIVER, NO_DRIVER, api_of, assert_check_step, assert_in_order,
     assert_passed_without_the_core, assert_refused_without_a_driver, module_of_release, overlay,

@@ -11,7 +11,7 @@
 //! manifest over the ROCm stand-in's 0.3.12.post1 core (which has group_ids) builds. (The
 //! API module over the 0.3.12.post1 core round-trips in tests/docker_rocm.rs.)
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_tests::docker::fixtures::{
     api, api_of, module_of_release, overlay, overlay_manifest, regenerated_repo, shim_ok,
     wheels_index,

@@ -7,7 +7,7 @@
 //! it and the wheel's own master. Beside it, the recipe as it was (the module overlaid on the
 //! 0.3.11.post1 core) fails at that smoke, naming `setup`. Asserted on docker's own output.
 
-use mooncake_sos_contract::model::Layer;
+use mooncake_sos_manifest::model::Layer;
 use mooncake_sos_testkit::{wheel_in, wheel_member};
 use mooncake_sos_tests::docker::fixtures::{
     BUILDER_HAS_NO_DRIVER, NO_DRIVER, api, api_of, assert_check_step, assert_in_order,

@@ -6,7 +6,7 @@
 //! own: a mooncake_master and two clients with the consumer's call shapes, and the master
 //! stopped mid-run.
 
-use mooncake_sos_contract::model::Layer;
+use mooncake_sos_manifest::model::Layer;
 use mooncake_sos_tests::docker::fixtures::{
     api, from_the_smoke, scenarios_ran, sha256_hex, shim_ok, wheel_python_files, wheels_index,
 };

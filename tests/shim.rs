@@ -3,12 +3,12 @@
 //! exactly what is missing otherwise. The native stand-in is built from api.toml's own
 //! [[native]] list, so the cases follow the manifest. shim_real.rs runs it on the real wheels.
 
-use mooncake_sos_contract::model::{Api, NativeCheck};
+use mooncake_sos_manifest::model::{Api, NativeCheck};
 use mooncake_sos_tests::repo_root;
 use std::process::Command;
 
 fn api() -> Api {
-    mooncake_sos_contract::load(&repo_root().join("api.toml"), "api.toml")
+    mooncake_sos_manifest::load(&repo_root().join("api.toml"), "api.toml")
         .unwrap_or_else(|d| panic!("{d}"))
 }
 

@@ -4,7 +4,7 @@
 //! 0.3.11.post1 core (what the CUDA image does) it fails at the rollout manager's setup with
 //! -600; a stopped master fails it within its bound; bad flags are usage errors.
 
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 use mooncake_sos_testkit::{wheel, wheel_member};
 use mooncake_sos_tests::venvs::ReleaseVenv;
 use mooncake_sos_tests::{TestEnv, repo_root};
@@ -45,7 +45,7 @@ fn smoke(python: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-fn api() -> mooncake_sos_contract::model::Api {
+fn api() -> mooncake_sos_manifest::model::Api {
     let text = std::fs::read_to_string(repo_root().join("api.toml")).unwrap();
     load_str("api.toml", text.as_str()).unwrap_or_else(|d| panic!("{d}"))
 }

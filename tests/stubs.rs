@@ -4,7 +4,7 @@
 //! fixture) with no stubs, with ours and with pybind11-stubgen's: no new error on the files
 //! as they are, and the realistic mistakes of `stub_mistakes` caught at least as often.
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_testkit::{copy_tree, env_path, python, wheel, wheel_in, wheel_member};
 use mooncake_sos_tests::stub_mistakes::{FIXTURE, MISTAKES};
 use mooncake_sos_tests::{SETUP_HINT, repo_root};
@@ -32,7 +32,7 @@ fn stub_modules() -> Vec<String> {
 
 fn api() -> Api {
     let text = std::fs::read_to_string(repo_root().join("api.toml")).unwrap();
-    mooncake_sos_contract::load_str("api.toml", &text).unwrap()
+    mooncake_sos_manifest::load_str("api.toml", &text).unwrap()
 }
 
 /// `wheel` unpacked into `dir`, as pip puts it in site-packages.

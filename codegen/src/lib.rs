@@ -1,4 +1,4 @@
-//! The generator: the validated model (from `mooncake_sos_contract`) → render → sync.
+//! The generator: the validated model (from `mooncake_sos_manifest`) → render → sync.
 //!
 //! - [`render`] turns the model into outputs, one renderer and one template per artifact,
 //! - [`region`] finds the generated regions of hand-kept files,

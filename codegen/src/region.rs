@@ -8,8 +8,8 @@
 //! The end marker carries a checksum of the body as it was written, so a hand edit shows.
 //! A new region is two marker lines with no checksum (`# <<< mooncake-sos overlay`).
 
-use mooncake_sos_contract::diag::{Diagnostic, Source};
-use mooncake_sos_contract::model::hex;
+use mooncake_sos_support::diag::{Diagnostic, Source};
+use mooncake_sos_support::input::hex;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -236,7 +236,7 @@ fn parse_marker(source: &Source, line: Range<usize>) -> Result<Option<Marker<'_>
                 crlf: false,
             })),
             [name, region, sum] => match sum.strip_prefix("sha256:") {
-                Some(c) if mooncake_sos_contract::model::values::is_hex(c, 8) => Ok(Some(Marker {
+                Some(c) if mooncake_sos_manifest::model::values::is_hex(c, 8) => Ok(Some(Marker {
                     line,
                     begin: false,
                     name,

@@ -14,14 +14,14 @@ mod paths;
 #[cfg(test)]
 mod tests;
 
-use mooncake_sos_contract::atomic::is_staging_file;
-use mooncake_sos_contract::drift::unified_diff;
+use mooncake_sos_support::atomic::is_staging_file;
+use mooncake_sos_support::drift::unified_diff;
 
 use crate::region;
 use crate::render::{HEADER, Output};
-use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
-use mooncake_sos_contract::input::{self, ReadError};
-use mooncake_sos_contract::model::RelPath;
+use mooncake_sos_manifest::model::RelPath;
+use mooncake_sos_support::diag::{Diagnostic, Diagnostics, Source};
+use mooncake_sos_support::input::{self, ReadError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};

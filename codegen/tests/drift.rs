@@ -6,7 +6,7 @@ mod common;
 
 use mooncake_sos_codegen::render::{self, Output};
 use mooncake_sos_codegen::sync::{self, Status};
-use mooncake_sos_contract::diag::Source;
+use mooncake_sos_support::diag::Source;
 use std::path::PathBuf;
 
 fn root() -> PathBuf {
@@ -16,7 +16,7 @@ fn root() -> PathBuf {
 #[test]
 fn every_line_of_every_output_is_checked() {
     let text = std::fs::read_to_string(root().join("api.toml")).unwrap();
-    let api = mooncake_sos_contract::load_str("api.toml", &text).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", &text).unwrap();
     let outputs = render::render_all(&api, &common::image_cores(&api)).unwrap();
     let source = Source::new("api.toml", text.as_str());
     let dir = tempfile::tempdir().unwrap();

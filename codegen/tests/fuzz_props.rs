@@ -163,7 +163,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("api.toml");
         std::fs::write(&path, &bytes).unwrap();
-        let err = mooncake_sos_contract::load(&path, "api.toml").unwrap_err();
+        let err = mooncake_sos_manifest::load(&path, "api.toml").unwrap_err();
         prop_assert_eq!(err.0.len(), 1);
         let line = text[..at].matches('\n').count() + 1;
         let col = text[..at].rsplit('\n').next().unwrap().chars().count() + 1;
@@ -186,7 +186,7 @@ proptest! {
             *l = format!("{key} = \"{value}\"\n");
         }
         let text = lines.concat();
-        if let Err(diags) = mooncake_sos_contract::load_str("api.toml", &text) {
+        if let Err(diags) = mooncake_sos_manifest::load_str("api.toml", &text) {
             for d in &diags.0 {
                 let shown = d.to_string();
                 prop_assert!(shown.len() < 4000, "{} bytes: {}", shown.len(), &shown[..300]);
@@ -278,7 +278,7 @@ fn dataclass_fields_without_a_rust_form_are_located_errors() {
         assert!(API_TOML.contains(from), "api.toml lacks {from}");
         let text = API_TOML.replacen(from, to, 1);
         assert_eq!(check_manifest(&text), Outcome::Rejected, "{to}");
-        let err = mooncake_sos_contract::load_str("api.toml", &text).unwrap_err();
+        let err = mooncake_sos_manifest::load_str("api.toml", &text).unwrap_err();
         let offset = text.find(to).unwrap() + to.find(at).unwrap();
         let line = text[..offset].matches('\n').count() + 1;
         let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;

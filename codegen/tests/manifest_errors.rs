@@ -3,7 +3,7 @@
 
 mod common;
 
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 
 const API: &str = include_str!("../../api.toml");
 

@@ -3,8 +3,8 @@
 
 mod common;
 
-use mooncake_sos_contract::load_str;
-use mooncake_sos_contract::model::PyData;
+use mooncake_sos_manifest::load_str;
+use mooncake_sos_manifest::model::PyData;
 
 const API: &str = include_str!("../../api.toml");
 

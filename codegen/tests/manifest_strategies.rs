@@ -5,8 +5,8 @@
 
 mod common;
 
-use mooncake_sos_contract::load_str;
-use mooncake_sos_contract::model::{CoreSource, ImageCore, Layer, Release, Wheel};
+use mooncake_sos_manifest::load_str;
+use mooncake_sos_manifest::model::{CoreSource, ImageCore, Layer, Release, Wheel};
 
 const API: &str = include_str!("../../api.toml");
 const SHA_A: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

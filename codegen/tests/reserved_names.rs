@@ -1,12 +1,12 @@
 //! The names the generator must keep clear of are the names the rendered artifacts use:
 //! the lists in `model::names` cannot fall behind the templates or the runtime.
 
-use mooncake_sos_contract::model::names::{
+use mooncake_sos_manifest::model::names::{
     RUST_TYPES_IN_USE, RUST_VALUES_IN_USE, SHIM_NAMES, options_struct,
 };
 
 fn rendered(path_end: &str) -> String {
-    let api = mooncake_sos_contract::load_str("api.toml", include_str!("../../api.toml")).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", include_str!("../../api.toml")).unwrap();
     // The shim and the bindings depend on the manifest alone.
     let cores = mooncake_sos_codegen::render::Cores::default();
     let outputs = mooncake_sos_codegen::render::render_all(&api, &cores).unwrap();
@@ -28,7 +28,7 @@ fn rendered(path_end: &str) -> String {
 #[test]
 fn shim_names_are_what_the_shim_defines() {
     use ruff_python_ast::Stmt;
-    let api = mooncake_sos_contract::load_str("api.toml", include_str!("../../api.toml")).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", include_str!("../../api.toml")).unwrap();
     let symbols = api.symbol_names();
     let text = rendered("generated/python/mooncake_sos.py");
     let parsed = ruff_python_parser::parse_module(&text).unwrap();
@@ -75,11 +75,11 @@ fn shim_names_are_what_the_shim_defines() {
 #[test]
 fn rust_names_are_what_the_crate_uses() {
     use proc_macro2::{TokenStream, TokenTree};
-    let api = mooncake_sos_contract::load_str("api.toml", include_str!("../../api.toml")).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", include_str!("../../api.toml")).unwrap();
     let mut made: Vec<String> = Vec::new();
     for s in &api.symbols {
         made.push(s.name.clone());
-        if let mooncake_sos_contract::model::SymbolKind::Class { methods, .. } = &s.kind {
+        if let mooncake_sos_manifest::model::SymbolKind::Class { methods, .. } = &s.kind {
             made.push(options_struct(&s.name));
             made.extend(methods.iter().map(|m| options_struct(&m.name)));
         }

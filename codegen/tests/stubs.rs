@@ -5,13 +5,13 @@
 mod common;
 
 use mooncake_sos_codegen::render::{self, Cores, Output};
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use serde_json::{Value, json};
 
 const API: &str = include_str!("../../api.toml");
 
 fn api() -> Api {
-    mooncake_sos_contract::load_str("api.toml", API).unwrap()
+    mooncake_sos_manifest::load_str("api.toml", API).unwrap()
 }
 
 /// The stubs rendered from `api` and `cores`: (path, text), in render order.

@@ -2,8 +2,8 @@
 //! docstrings): an overload declared in api.toml must be there as written (whitespace aside);
 //! a call as the module makes it (its shape: positional count, keyword names) must fit one.
 
-use mooncake_sos_contract::signature::overload_params;
-use mooncake_sos_contract::signature::{CallShape, fits};
+use mooncake_sos_manifest::signature::overload_params;
+use mooncake_sos_manifest::signature::{CallShape, fits};
 use serde::Serialize;
 
 /// Why a core does not serve a use.

@@ -7,8 +7,8 @@
 
 use crate::images::{ImageFinding, ImageSide};
 use crate::model::{CoreSurface, Instance, Member};
-use mooncake_sos_contract::signature::overload_params;
-use mooncake_sos_contract::signature::{CallShape, fits};
+use mooncake_sos_manifest::signature::overload_params;
+use mooncake_sos_manifest::signature::{CallShape, fits};
 use mooncake_sos_pysource::surface::{Access, On, SurfaceReport, Target, Use};
 use std::collections::BTreeMap;
 

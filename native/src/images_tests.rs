@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::test_cores::{class, method, surface_json};
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};
 
@@ -80,7 +80,7 @@ def put(config):
     config.group_ids = [1]
 ";
 
-fn findings(api: &mooncake_sos_contract::model::Api, root: &Path) -> Vec<String> {
+fn findings(api: &mooncake_sos_manifest::model::Api, root: &Path) -> Vec<String> {
     let sides = load_all(root, api).unwrap_or_else(|e| panic!("{e}"));
     let source = ModuleSource::from_bytes("m.py", MODULE.as_bytes().to_vec()).unwrap();
     let surface = derive(&source, &SurfaceConfig::from_api(api)).unwrap();

@@ -8,7 +8,7 @@
 //! /dev/shm; a minimal /dev and /proc; a network namespace with only loopback; no
 //! capabilities; a clean environment; a bound on its address space. Nothing else of the
 //! host: no /etc, /run, /var, /home, /root, host /tmp or sockets. The runner
-//! ([`mooncake_sos_contract::bounded`]) bounds its time.
+//! ([`mooncake_sos_support::bounded`]) bounds its time.
 
 use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
@@ -214,17 +214,17 @@ fn bound_address_space() -> std::io::Result<()> {
 
 /// Runs `true` in the sandbox.
 fn probe() -> Result<(), String> {
-    let scratch = mooncake_sos_contract::bounded::scratch("probe")
+    let scratch = mooncake_sos_support::bounded::scratch("probe")
         .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let mut probe = Command::new("true");
     probe.current_dir(scratch.path());
     let mut wrapped = Isolation::Sandbox.wrap(&probe, scratch.path());
-    let limits = mooncake_sos_contract::bounded::Limits::within(Duration::from_secs(20));
-    let why = match mooncake_sos_contract::bounded::run(&mut wrapped, &limits) {
+    let limits = mooncake_sos_support::bounded::Limits::within(Duration::from_secs(20));
+    let why = match mooncake_sos_support::bounded::run(&mut wrapped, &limits) {
         Ok(done) if done.status.success() => return Ok(()),
         Ok(done) => format!(
             "{} ({})",
-            mooncake_sos_contract::bounded::step::tail(&done.stderr_text(), 2),
+            mooncake_sos_support::bounded::step::tail(&done.stderr_text(), 2),
             done.status
         ),
         Err(e) => e.to_string(),

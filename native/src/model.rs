@@ -251,7 +251,7 @@ impl CoreSurface {
     /// file shows no character of the wheel's that does not print).
     pub fn to_json(&self) -> String {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        let mut text = mooncake_sos_contract::escape::json(&text).into_owned();
+        let mut text = mooncake_sos_support::escape::json(&text).into_owned();
         text.push('\n');
         text
     }

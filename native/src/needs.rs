@@ -6,9 +6,9 @@
 pub use super::fit::Why;
 use super::fit::callable;
 use super::model::{Access, Class, CoreSurface, Instance, Member, Place};
-use mooncake_sos_contract::model::native::qualified;
-use mooncake_sos_contract::model::{NativeCheck, NativeRequirement};
-use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_manifest::model::native::qualified;
+use mooncake_sos_manifest::model::{NativeCheck, NativeRequirement};
+use mooncake_sos_manifest::signature::CallShape;
 use serde::Serialize;
 
 /// One use of the native core.

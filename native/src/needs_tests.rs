@@ -197,7 +197,7 @@ fn probed_uses_never_make_a_core_incompatible_and_order_is_kept() {
 
 #[test]
 fn manifest_entries_become_calls_and_reads() {
-    use mooncake_sos_contract::model::{NativeCheck, NativeRequirement};
+    use mooncake_sos_manifest::model::{NativeCheck, NativeRequirement};
     let native = [
         NativeRequirement {
             module: None,

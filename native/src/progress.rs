@@ -51,7 +51,7 @@ impl Progress {
     /// A step starts: the bar shows it; a plain line names it. `what` may name a release or a
     /// wheel from the index: escaped.
     pub fn start(&self, what: &str) {
-        let what = mooncake_sos_contract::escape::text(what);
+        let what = mooncake_sos_support::escape::text(what);
         match &self.kind {
             Kind::Bar(bar) => bar.set_message(what.into_owned()),
             Kind::Lines => eprintln!("{}: {what}", self.label),

@@ -7,11 +7,11 @@ use super::record::MAX_RECORD_BYTES;
 use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
-use mooncake_sos_contract::bounded::step::{Finished, StepError, bounded, bounded_fed, tail};
-use mooncake_sos_contract::signature::OVERLOADS_PY;
-use mooncake_sos_contract::{input, kept};
+use mooncake_sos_manifest::signature::OVERLOADS_PY;
 use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
+use mooncake_sos_support::bounded::step::{Finished, StepError, bounded, bounded_fed, tail};
+use mooncake_sos_support::{input, kept};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -130,7 +130,7 @@ impl Reader {
     fn introspect(&self, wheel: &Path, core: &WheelCore) -> Result<CoreSurface, LoadError> {
         let fail = |m: String| LoadError::new(&core.display, m);
         let deadline = Instant::now() + self.timeout;
-        let work = mooncake_sos_contract::bounded::scratch("core")
+        let work = mooncake_sos_support::bounded::scratch("core")
             .map_err(|e| fail(format!("cannot make a temporary directory: {e}")))?;
         let venv = work.path().join("venv");
         let venv_python = venv.join("bin/python");

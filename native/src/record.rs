@@ -4,10 +4,10 @@
 
 use super::model::{CoreSurface, FORMAT, Instance};
 use super::wheel::is_plain_release;
-use mooncake_sos_contract::escape;
-use mooncake_sos_contract::model::values::is_python_name;
-use mooncake_sos_contract::{drift, input, json};
+use mooncake_sos_manifest::model::values::is_python_name;
 use mooncake_sos_pysource::source::LoadError;
+use mooncake_sos_support::escape;
+use mooncake_sos_support::{drift, input, json};
 use std::path::{Path, PathBuf};
 
 /// The records' directory, relative to the repository root.
@@ -158,7 +158,7 @@ fn names(surface: &CoreSurface) -> Vec<(String, &str, bool)> {
 /// Writes the record of `surface` atomically; returns its path.
 pub fn write(root: &Path, surface: &CoreSurface) -> std::io::Result<PathBuf> {
     let path = path(root, &surface.wheel.package, &surface.wheel.version);
-    mooncake_sos_contract::atomic::write_atomic(&path, surface.to_json().as_bytes())?;
+    mooncake_sos_support::atomic::write_atomic(&path, surface.to_json().as_bytes())?;
     Ok(path)
 }
 

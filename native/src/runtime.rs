@@ -4,8 +4,8 @@
 //! (scripts/cuda-driver-stub.sh, with gcc). Neither lets a CUDA call succeed; both let the
 //! core import, so its surface can be read.
 
-use mooncake_sos_contract::bounded::{Limits, run};
 use mooncake_sos_pysource::archive::{Archive, MAX_READ_BYTES};
+use mooncake_sos_support::bounded::{Limits, run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -70,7 +70,7 @@ impl Runtimes {
                 self.dir.display()
             ));
         }
-        let work = mooncake_sos_contract::bounded::scratch("runtime").map_err(|e| e.to_string())?;
+        let work = mooncake_sos_support::bounded::scratch("runtime").map_err(|e| e.to_string())?;
         let mut pip = Command::new(&self.python);
         pip.args([
             "-m",
@@ -120,7 +120,7 @@ impl Runtimes {
         if out.join("libcuda.so.1").is_file() {
             return Ok(out);
         }
-        let work = mooncake_sos_contract::bounded::scratch("stub").map_err(|e| e.to_string())?;
+        let work = mooncake_sos_support::bounded::scratch("stub").map_err(|e| e.to_string())?;
         let staged = work.path().join("stub");
         let mut build = Command::new("sh");
         build

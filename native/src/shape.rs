@@ -123,7 +123,7 @@ fn error(owner: &str, value: &str) -> Result<(), String> {
 /// The start of `value`, escaped.
 fn quoted(value: &str) -> String {
     let cut: String = value.chars().take(40).collect();
-    format!("'{}...'", mooncake_sos_contract::escape::text(&cut))
+    format!("'{}...'", mooncake_sos_support::escape::text(&cut))
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 use super::model::CoreSurface;
 use super::needs::{Requirement, Verdict, from_manifest, serve};
 use super::uses::of_surface;
-use mooncake_sos_contract::escape;
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::{LoadError, ModuleSource};
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};
 use mooncake_sos_pysource::version::{Release, compare};
+use mooncake_sos_support::escape;
 use serde::Serialize;
 
 /// A module's side: what it needs of the core, under the label its row carries.

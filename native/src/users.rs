@@ -4,14 +4,14 @@
 //! ([`super::users_check`]).
 
 use crate::wheel::read_metadata;
-use mooncake_sos_contract::escape::{self, text};
-use mooncake_sos_contract::input;
-use mooncake_sos_contract::model::values::is_python_name;
-use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_manifest::model::values::is_python_name;
+use mooncake_sos_manifest::signature::CallShape;
 use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
 use mooncake_sos_pysource::semantic::{SourceFile, with_model};
 use mooncake_sos_pysource::source::{LoadError, MAX_MODULE_BYTES, ModuleSource};
 use mooncake_sos_pysource::surface::{self, Access, SurfaceConfig, Target};
+use mooncake_sos_support::escape::{self, text};
+use mooncake_sos_support::input;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use super::fit::fits_any;
 use super::model::{CoreSurface, Member, ModuleKind, NamespaceRef, Place};
 use super::record;
 use super::users::{self, UseAccess, UserRecord, UserUse};
-use mooncake_sos_contract::model::{Api, Image};
+use mooncake_sos_manifest::model::{Api, Image};
 use mooncake_sos_pysource::source::LoadError;
 use std::collections::BTreeMap;
 use std::path::Path;

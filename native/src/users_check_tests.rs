@@ -161,7 +161,7 @@ fn an_engine_sglang_imports_must_be_in_user_modules() {
             1,
         );
         assert!(text.contains(&format!("user_modules = [{user_modules}]")));
-        let api = mooncake_sos_contract::load_str("api.toml", &text).unwrap();
+        let api = mooncake_sos_manifest::load_str("api.toml", &text).unwrap();
         let users = super::pin_users(&api, &root()).unwrap();
         assert_eq!(users.len(), 1);
         users.into_iter().next().unwrap().verdict

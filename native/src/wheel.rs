@@ -136,7 +136,7 @@ pub fn package_modules(names: &[String], top: &str) -> BTreeMap<String, ModuleKi
 
 /// An ASCII Python name (what a module file in a wheel is called).
 fn is_identifier(s: &str) -> bool {
-    mooncake_sos_contract::model::values::is_python_identifier(s)
+    mooncake_sos_manifest::model::values::is_python_identifier(s)
 }
 
 /// `Name` (normalised as PEP 503 does) and `Version` from METADATA's header block. Both end

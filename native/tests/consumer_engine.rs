@@ -2,7 +2,7 @@
 //! checked like the native core's, against the `[[native]]` entries that name the module,
 //! and fitted to each image's core record.
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_native::images;
 use mooncake_sos_pysource::consumer::{ConsumerFile, check};
 use mooncake_sos_pysource::source::ModuleSource;
@@ -39,7 +39,7 @@ def other():
 
 #[test]
 fn engine_calls_are_checked_like_the_cores() {
-    let api = mooncake_sos_contract::load_str("api.toml", API).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", API).unwrap();
     // Against api.toml: an undeclared member and a computed name. Its engine entries declare
     // no overload (the releases' docstrings differ): the calls are fitted to the cores below.
     assert_eq!(
@@ -90,7 +90,7 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
             _ => part.find("\n\n").map_or("", |at| &part[at..]).to_owned(),
         })
         .collect::<String>();
-    let api = mooncake_sos_contract::load_str("api.toml", &text).unwrap_or_else(|d| panic!("{d}"));
+    let api = mooncake_sos_manifest::load_str("api.toml", &text).unwrap_or_else(|d| panic!("{d}"));
     assert!(api.surface.members.iter().all(|m| m.module.is_none()));
     let user = "from mooncake.engine import TransferEngine\nTransferEngine().initialize(\"h\")\n";
     assert_eq!(
@@ -118,7 +118,7 @@ fn an_extension_api_toml_does_not_name_is_native_when_the_cores_say_so() {
 /// members used of it are what is declared): no failure, no sibling.
 #[test]
 fn an_extension_imported_whole_is_listed_as_its_import() {
-    let api = mooncake_sos_contract::load_str("api.toml", API).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", API).unwrap();
     let user = "import mooncake.engine\n\
                 def lazy():\n\
                 \x20   from mooncake import engine as e\n\

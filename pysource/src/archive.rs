@@ -14,7 +14,7 @@
 //!   [`MAX_READ_BYTES`] in all.
 
 use crate::source::LoadError;
-use mooncake_sos_contract::input;
+use mooncake_sos_support::input;
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -161,7 +161,7 @@ impl Archive {
     pub fn sha256(&mut self, name: &str, cap: u64, what: &str) -> Result<String, LoadError> {
         let mut hasher = Hashing(Sha256::new());
         self.copy(name, cap, what, &mut hasher)?;
-        Ok(mooncake_sos_contract::model::hex(&hasher.0.finalize()))
+        Ok(mooncake_sos_support::input::hex(&hasher.0.finalize()))
     }
 
     /// Inflates the member `name` into `out`, within `cap`, what its header declares, and

@@ -7,7 +7,7 @@ use crate::extract::{
     BindingKind, FoundDefault, FoundKind, FunctionFacts, ModuleFacts, ParamFacts,
 };
 use crate::report::{DomainFix, Items, Mismatch, Report, Severity};
-use mooncake_sos_contract::model::{Api, DefaultValue, Method, Param, ParamKind, SymbolKind};
+use mooncake_sos_manifest::model::{Api, DefaultValue, Method, Param, ParamKind, SymbolKind};
 
 struct Checker<'a> {
     facts: &'a ModuleFacts,

@@ -23,7 +23,7 @@ pub mod source;
 pub mod surface;
 pub mod version;
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use report::Report;
 use source::{LoadError, ModuleSource};
 

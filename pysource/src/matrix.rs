@@ -5,7 +5,7 @@ use crate::extract::ModuleFacts;
 use crate::report::Status;
 use crate::source::{LoadError, ModuleSource};
 use crate::version::{Release, compare};
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use serde::Serialize;
 use std::path::PathBuf;
 

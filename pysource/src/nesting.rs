@@ -12,7 +12,7 @@
 //! siblings) — except a `,` inside a `lambda`'s parameters, which does not end the lambda.
 
 use crate::source::{LoadError, ModuleSource};
-use mooncake_sos_contract::nesting::{Bound, Limits};
+use mooncake_sos_support::nesting::{Bound, Limits};
 
 /// The deepest expression accepted, as this module measures it (an upper bound: every
 /// operator counts). Over 73,760 real Python files (1 GB: CPython's stdlib, numpy, sympy,
@@ -35,7 +35,7 @@ const LIMITS: Limits = Limits {
 };
 
 fn violation(text: &str) -> Option<Bound> {
-    mooncake_sos_contract::nesting::violation(text, &LIMITS)
+    mooncake_sos_support::nesting::violation(text, &LIMITS)
 }
 
 /// The first place where `source` nests past a bound, as a located error.

@@ -1,6 +1,6 @@
 //! What a check found: the checked items (the matrix's rows) and each mismatch, located.
 
-use mooncake_sos_contract::model::{Api, SymbolKind};
+use mooncake_sos_manifest::model::{Api, SymbolKind};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -196,7 +196,7 @@ mod tests {
 
     fn statuses(module: &str) -> Vec<(String, Status)> {
         let manifest = mooncake_sos_testkit::repo_root().join("api.toml");
-        let api = mooncake_sos_contract::load(&manifest, "api.toml").expect("api.toml");
+        let api = mooncake_sos_manifest::load(&manifest, "api.toml").expect("api.toml");
         let source = ModuleSource::from_bytes("m.py", module.as_bytes().to_vec()).unwrap();
         let report = crate::verify(&api, &source).unwrap();
         let labels = report.items.labels.clone();

@@ -4,7 +4,7 @@
 //! ([`crate::archive`] reads wheels).
 
 use crate::archive::Archive;
-use mooncake_sos_contract::input::{self, ReadError};
+use mooncake_sos_support::input::{self, ReadError};
 use ruff_text_size::TextSize;
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -44,9 +44,9 @@ impl LoadError {
         let message = message.into();
         Self {
             location: location.into(),
-            message: mooncake_sos_contract::diag::excerpt(
+            message: mooncake_sos_support::diag::excerpt(
                 &message,
-                mooncake_sos_contract::diag::MAX_MESSAGE_CHARS,
+                mooncake_sos_support::diag::MAX_MESSAGE_CHARS,
             )
             .into_owned(),
         }
@@ -132,7 +132,7 @@ pub fn module_member(dotted: &str) -> String {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    mooncake_sos_contract::model::hex(&Sha256::digest(bytes))
+    mooncake_sos_support::input::hex(&Sha256::digest(bytes))
 }
 
 /// `*.whl` files directly in `dir` that ship the top-level `package` (a wheel cache also

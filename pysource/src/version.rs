@@ -2,7 +2,7 @@
 //! Versions are read by the manifest's own rule (`values::parse_version`, pep440_rs), so a
 //! release the matrix names is one api.toml can record.
 
-use mooncake_sos_contract::model::values::{is_dist_name, parse_version};
+use mooncake_sos_manifest::model::values::{is_dist_name, parse_version};
 use std::cmp::Ordering;
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! The native surface of the real released modules (the wheels `scripts/setup-test-env.sh`
 //! downloads) against the repository's api.toml.
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface::{self, SurfaceReport};
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ const MODULE: &str = "mooncake.structured_object_store";
 
 fn api() -> Api {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../api.toml");
-    mooncake_sos_contract::load(manifest.as_ref(), "api.toml").unwrap_or_else(|d| panic!("{d}"))
+    mooncake_sos_manifest::load(manifest.as_ref(), "api.toml").unwrap_or_else(|d| panic!("{d}"))
 }
 
 /// The module out of the wheel `<dist>-<version>-*.whl` in `$<var>`.

@@ -71,7 +71,7 @@ pub struct Bases {
 
 impl Bases {
     pub fn get() -> Bases {
-        let api = mooncake_sos_contract::load(&repo_root().join("api.toml"), "api.toml")
+        let api = mooncake_sos_manifest::load(&repo_root().join("api.toml"), "api.toml")
             .unwrap_or_else(|d| panic!("{d}"));
         let image = |id: &str| {
             let i = api.images.iter().find(|i| i.id == id).expect("image");

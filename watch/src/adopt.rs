@@ -4,7 +4,7 @@
 
 use super::Report;
 use super::release::ReleaseReport;
-use mooncake_sos_contract::model::{Api, Layer, Strategy};
+use mooncake_sos_manifest::model::{Api, Layer, Strategy};
 use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
 
 /// Where an image is to go.

@@ -2,7 +2,7 @@
 //! can feel it: the parameters and defaults of every symbol api.toml declares, and the
 //! module's constants (`DEFAULT_BUNDLE_CHUNK_BYTES`: a default the consumer relies on).
 
-use mooncake_sos_contract::model::{Api, SymbolKind};
+use mooncake_sos_manifest::model::{Api, SymbolKind};
 use mooncake_sos_pysource::extract::{BindingKind, FunctionFacts, ModuleFacts, ParamFacts};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn names_parameter_default_and_constant_changes_of_declared_symbols_only() {
-        let api = mooncake_sos_contract::load_str(
+        let api = mooncake_sos_manifest::load_str(
             "api.toml",
             &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../api.toml")).unwrap(),
         )

@@ -1,9 +1,9 @@
 //! `--fetch`: the module at a commit from `<raw_base_url>/<repo>/<commit>/<path>`, checked
 //! against its sha256 and cached. Offline unless asked.
 
-use mooncake_sos_contract::input::{self, ReadError};
-use mooncake_sos_contract::model::Upstream;
+use mooncake_sos_manifest::model::Upstream;
 use mooncake_sos_pysource::source::{LoadError, MAX_MODULE_BYTES, ModuleSource, sha256_hex};
+use mooncake_sos_support::input::{self, ReadError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -165,18 +165,18 @@ pub fn get(url: &str, limits: Limits) -> Result<Response, String> {
     .arg(limits.max_bytes.to_string())
     .arg(limits.timeout.as_secs_f64().to_string());
     // urllib's timeout is per socket operation; this bounds the whole download.
-    let bound = mooncake_sos_contract::bounded::Limits {
+    let bound = mooncake_sos_support::bounded::Limits {
         max_capture: limits.max_bytes + 1,
-        ..mooncake_sos_contract::bounded::Limits::within(limits.timeout + Duration::from_secs(5))
+        ..mooncake_sos_support::bounded::Limits::within(limits.timeout + Duration::from_secs(5))
     };
-    let done = mooncake_sos_contract::bounded::run(&mut cmd, &bound).map_err(|e| match e {
-        mooncake_sos_contract::bounded::Error::Spawn(e) => {
+    let done = mooncake_sos_support::bounded::run(&mut cmd, &bound).map_err(|e| match e {
+        mooncake_sos_support::bounded::Error::Spawn(e) => {
             format!("downloads run python3's urllib: cannot run python3: {e}")
         }
-        mooncake_sos_contract::bounded::Error::TimedOut(_) => {
+        mooncake_sos_support::bounded::Error::TimedOut(_) => {
             format!("no complete response within {} s", limits.timeout.as_secs())
         }
-        mooncake_sos_contract::bounded::Error::Wait(e) => e.to_string(),
+        mooncake_sos_support::bounded::Error::Wait(e) => e.to_string(),
     })?;
     let (status, body) = (done.status, done.stdout);
     let message = String::from_utf8_lossy(&done.stderr).into_owned();

@@ -7,11 +7,11 @@
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
 use super::{links, listing};
-use mooncake_sos_contract::bounded::step::bounded;
-use mooncake_sos_contract::{input, kept};
 use mooncake_sos_pysource::archive::MAX_WHEEL_BYTES;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::Release;
+use mooncake_sos_support::bounded::step::bounded;
+use mooncake_sos_support::{input, kept};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -242,8 +242,8 @@ impl Index {
                 let (path, fragment) = href.split_once('#')?;
                 let sha256 = fragment.strip_prefix("sha256=")?;
                 let file = path.rsplit('/').next()?.to_owned();
-                (mooncake_sos_contract::model::layers::is_wheel_of(&file, package, version)
-                    && mooncake_sos_contract::model::values::is_hex(sha256, 64))
+                (mooncake_sos_manifest::model::layers::is_wheel_of(&file, package, version)
+                    && mooncake_sos_manifest::model::values::is_hex(sha256, 64))
                 .then(|| (file, sha256.to_owned()))
             })
             .collect();
@@ -419,7 +419,7 @@ impl Index {
     /// `--index-url`, pip follows redirects only within the index's scheme, host and port;
     /// returns the redirects it followed (`[from, status, reason, to]` lines).
     fn pip(&self, args: &[OsString], label: &str, doing: &str) -> Result<String, LoadError> {
-        let work = mooncake_sos_contract::bounded::scratch("pip").map_err(|e| {
+        let work = mooncake_sos_support::bounded::scratch("pip").map_err(|e| {
             LoadError::new(label, format!("cannot make a temporary directory: {e}"))
         })?;
         let log = work.path().join("redirects.jsonl");

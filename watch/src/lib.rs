@@ -17,7 +17,7 @@ pub mod smoke;
 pub mod verdicts;
 
 use index::{Index, Wheel};
-use mooncake_sos_contract::model::{Api, Layer};
+use mooncake_sos_manifest::model::{Api, Layer};
 use mooncake_sos_native::images;
 use mooncake_sos_native::read::Reader;
 use mooncake_sos_pysource::extract::extract;

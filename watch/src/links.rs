@@ -208,7 +208,7 @@ fn file_of(href: &str) -> &str {
 /// Whether the page links a wheel of `package==version`.
 pub fn lists_wheel(page: &str, package: &str, version: &str) -> bool {
     hrefs(page).into_iter().any(|href| {
-        mooncake_sos_contract::model::layers::is_wheel_of(file_of(href), package, version)
+        mooncake_sos_manifest::model::layers::is_wheel_of(file_of(href), package, version)
     })
 }
 

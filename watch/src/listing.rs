@@ -3,9 +3,9 @@
 //! its tags, or a source archive), whose `data-requires-python` it meets, not yanked, not
 //! pre-releases. The interpreter's tags and version are asked of its pip once and kept.
 
-use mooncake_sos_contract::kept;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::{Release, compare};
+use mooncake_sos_support::kept;
 use pep440_rs::{Version, VersionSpecifiers};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ impl Interpreter {
             None => {
                 let mut cmd = std::process::Command::new(python);
                 cmd.args(["-c", TAGS_PY]);
-                let done = mooncake_sos_contract::bounded::step::bounded(
+                let done = mooncake_sos_support::bounded::step::bounded(
                     cmd,
                     std::time::Instant::now() + timeout,
                 )
@@ -136,7 +136,7 @@ pub fn versions(page: &str, package: &str, python: &Interpreter) -> Vec<String> 
 
 /// PEP 503 name comparison: runs of `-`, `_`, `.` are one `-`, case-insensitive.
 fn same_name(a: &str, b: &str) -> bool {
-    use mooncake_sos_contract::model::values::pep503;
+    use mooncake_sos_manifest::model::values::pep503;
     pep503(a) == pep503(b)
 }
 

@@ -3,7 +3,7 @@
 //! others and why, and newer releases that would break what the image relies on.
 
 use super::release::ReleaseReport;
-use mooncake_sos_contract::model::{CoreSource, Image, Layer, Strategy};
+use mooncake_sos_manifest::model::{CoreSource, Image, Layer, Strategy};
 use mooncake_sos_pysource::version::{Release, compare};
 use serde::Serialize;
 use std::cmp::Ordering;

@@ -6,7 +6,7 @@
 use super::diff::{Change, diff};
 use super::index::Wheel;
 pub use super::smoke::Smoke;
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_native::CoreSurface;
 use mooncake_sos_native::images::{self, ImageSide};
 use mooncake_sos_native::model::ModuleKind;

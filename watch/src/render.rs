@@ -5,7 +5,7 @@
 
 use super::Report;
 use super::release::{CoreVerdict, ReleaseReport, Smoke};
-use mooncake_sos_contract::escape;
+use mooncake_sos_support::escape;
 
 /// The 1-based line of the value at `keys` in the TOML `text` (1 when it cannot be found).
 pub fn line_of(text: &str, keys: &[&str]) -> usize {

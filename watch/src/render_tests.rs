@@ -8,7 +8,7 @@ use crate::PackageReport;
 use crate::Report;
 use crate::plan::{ImagePlan, Step};
 use crate::release::ReleaseReport;
-use mooncake_sos_contract::model::Strategy;
+use mooncake_sos_manifest::model::Strategy;
 use mooncake_sos_testkit::render_markdown;
 
 fn report() -> Report {
@@ -157,7 +157,7 @@ fn json_reads_back_the_same_and_shows_nothing_that_does_not_print() {
     let out = json(&report());
     assert!(
         out.chars()
-            .all(|c| c == '\n' || mooncake_sos_contract::escape::prints(c))
+            .all(|c| c == '\n' || mooncake_sos_support::escape::prints(c))
     );
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(

@@ -5,14 +5,14 @@
 //! not run it again.
 
 use super::index::Wheel;
-use mooncake_sos_contract::bounded::step::{StepError, bounded, tail};
-use mooncake_sos_contract::input::{self, ReadError};
-use mooncake_sos_contract::kept;
 use mooncake_sos_native::read::{installed, missing_library};
 use mooncake_sos_native::runtime::provides;
 use mooncake_sos_native::wheel::inspect;
 use mooncake_sos_pysource::archive::Archive;
 use mooncake_sos_pysource::source::sha256_hex;
+use mooncake_sos_support::bounded::step::{StepError, bounded, tail};
+use mooncake_sos_support::input::{self, ReadError};
+use mooncake_sos_support::kept;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -138,7 +138,7 @@ impl Smoker {
 
     fn fresh(&self, wheel: &Wheel, shim: &str) -> Smoke {
         let not_run = |reason: String| Smoke::NotRun { reason };
-        let Ok(work) = mooncake_sos_contract::bounded::scratch("smoke") else {
+        let Ok(work) = mooncake_sos_support::bounded::scratch("smoke") else {
             return not_run("cannot make a temporary directory".into());
         };
         let deadline = Instant::now() + self.timeout;

@@ -8,8 +8,8 @@
 
 use super::index::Wheel;
 use super::release::{CoreVerdict, ReleaseReport};
-use mooncake_sos_contract::kept;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
+use mooncake_sos_support::kept;
 use std::path::PathBuf;
 
 /// Bumped when what a verdict holds or how it is keyed changes.

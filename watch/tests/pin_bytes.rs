@@ -4,7 +4,7 @@
 //! quotes, comments), tried on the repository's api.toml restyled at random (proptest). Found
 //! here: toml_edit rewrote every CRLF line as LF and dropped a byte order mark.
 
-use mooncake_sos_contract::layout::Layout;
+use mooncake_sos_manifest::layout::Layout;
 use mooncake_sos_watch::pin;
 use proptest::prelude::*;
 
@@ -114,7 +114,7 @@ proptest! {
         }
         prop_assert_eq!(changed, 2);
         // And the manifest still loads, with the new pin.
-        let api = mooncake_sos_contract::load_str("api.toml", &after).unwrap();
+        let api = mooncake_sos_manifest::load_str("api.toml", &after).unwrap();
         prop_assert_eq!(api.upstream.commit, NEW_COMMIT);
     }
 

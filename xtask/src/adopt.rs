@@ -8,8 +8,8 @@ use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
-use mooncake_sos_contract::escape::text;
-use mooncake_sos_contract::model::Strategy;
+use mooncake_sos_manifest::model::Strategy;
+use mooncake_sos_support::escape::text;
 use mooncake_sos_watch as watch;
 use watch::adopt::Target;
 

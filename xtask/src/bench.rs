@@ -6,10 +6,10 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg, repo_root};
-use mooncake_sos_contract::bounded;
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
+use mooncake_sos_support::bounded;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -3,9 +3,9 @@
 //! record from `cores/`.
 
 use crate::exit::{Outcome, Result};
-use mooncake_sos_contract::escape;
 use mooncake_sos_native::diff::{Change, CoreDiff, Impact, diff};
 use mooncake_sos_native::{CoreSurface, Reader, record};
+use mooncake_sos_support::escape;
 use std::path::Path;
 
 /// How the report is printed.

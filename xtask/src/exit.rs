@@ -32,7 +32,7 @@ pub fn code(result: Result) -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
         Err(BadInput(message)) => {
-            eprint!("{}", mooncake_sos_contract::escape::lines(&message));
+            eprint!("{}", mooncake_sos_support::escape::lines(&message));
             if !message.ends_with('\n') {
                 eprintln!();
             }

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     // Scratch directories of earlier runs that were killed before they could remove them.
-    mooncake_sos_contract::bounded::sweep_stale(&std::env::temp_dir());
+    mooncake_sos_support::bounded::sweep_stale(&std::env::temp_dir());
     exit::code(dispatch(cli.command))
 }
 

@@ -5,11 +5,11 @@
 use crate::exit::{BadInput, Outcome, Result};
 use mooncake_sos_codegen::render::{self, Cores};
 use mooncake_sos_codegen::sync::{self, Status};
-use mooncake_sos_contract::diag::Source;
-use mooncake_sos_contract::layout::Layout;
-use mooncake_sos_contract::load_str;
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::layout::Layout;
+use mooncake_sos_manifest::load_str;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::LoadError;
+use mooncake_sos_support::diag::Source;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -259,7 +259,7 @@ fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
     for c in &drifted {
         println!("{}: {}", c.status.label(), c.path);
         // The outputs hold what api.toml took from index pages (wheel file names).
-        print!("{}", mooncake_sos_contract::escape::lines(&c.diff()));
+        print!("{}", mooncake_sos_support::escape::lines(&c.diff()));
     }
     if drifted.is_empty() {
         println!(
@@ -287,7 +287,7 @@ fn report_drift(changes: &[sync::Change], display: &str) -> Outcome {
 /// it: every command then starts from whole files.
 fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
     // Only a regular file: a FIFO or a device is refused here, not waited on.
-    let file = mooncake_sos_contract::input::open_regular(path)
+    let file = mooncake_sos_support::input::open_regular(path)
         .map_err(|e| BadInput(e.diagnostic(display, "the manifest").to_string()))?;
     let cannot =
         |e: std::io::Error| BadInput(format!("{display}: error: cannot lock the manifest: {e}"));
@@ -326,7 +326,7 @@ fn lock(path: &Path, display: &str, exclusive: bool) -> Result<File> {
 
 /// The manifest's text: a regular file, bounded in size, UTF-8 (a bad byte is located).
 fn read(path: &Path, display: &str) -> Result<String> {
-    Ok(mooncake_sos_contract::read_manifest(path, display)?)
+    Ok(mooncake_sos_manifest::read_manifest(path, display)?)
 }
 
 fn root_of(path: &Path) -> &Path {

@@ -3,8 +3,7 @@
 
 use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
-use mooncake_sos_contract::escape::{self, lines, text};
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use mooncake_sos_native::CoreSurface;
 use mooncake_sos_native::images::{self, ImageFinding};
 use mooncake_sos_native::isolate::Isolation;
@@ -12,6 +11,7 @@ use mooncake_sos_native::read::Reader;
 use mooncake_sos_native::record;
 use mooncake_sos_native::runtime::Runtimes;
 use mooncake_sos_pysource::source::ModuleSource;
+use mooncake_sos_support::escape::{self, lines, text};
 use mooncake_sos_watch as watch;
 use mooncake_sos_watch::fetch::Fetch;
 use std::path::PathBuf;
@@ -197,8 +197,8 @@ pub fn interpreter(python: &std::path::Path) -> PathBuf {
         .get_or_init(|| {
             let mut cmd = std::process::Command::new(python);
             cmd.args(["-c", "import sys; print(sys.executable)"]);
-            let limits = mooncake_sos_contract::bounded::Limits::within(Duration::from_secs(30));
-            mooncake_sos_contract::bounded::run(&mut cmd, &limits)
+            let limits = mooncake_sos_support::bounded::Limits::within(Duration::from_secs(30));
+            mooncake_sos_support::bounded::run(&mut cmd, &limits)
                 .ok()
                 .filter(|o| o.status.success())
                 .map(|o| PathBuf::from(o.stdout_text().trim()))

@@ -6,13 +6,13 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::IndexArgs;
-use mooncake_sos_contract::escape::text;
-use mooncake_sos_contract::model::{Api, Image, Layer};
+use mooncake_sos_manifest::model::{Api, Image, Layer};
 use mooncake_sos_native::model::Read;
 use mooncake_sos_native::record;
 use mooncake_sos_native::users::{self, UserRecord};
 use mooncake_sos_native::users_check::pin_users;
 use mooncake_sos_pysource::source::LoadError;
+use mooncake_sos_support::escape::text;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -45,7 +45,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     };
     for r in &records {
         let path = users::path(root, &r.package, &r.version);
-        mooncake_sos_contract::atomic::write_atomic(&path, r.to_json().as_bytes())
+        mooncake_sos_support::atomic::write_atomic(&path, r.to_json().as_bytes())
             .map_err(|e| BadInput(format!("{}: error: cannot write: {e}", path.display())))?;
         println!(
             "written: {} ({} uses in {} files; torch: {})",

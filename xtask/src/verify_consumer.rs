@@ -5,11 +5,11 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
-use mooncake_sos_contract::escape;
 use mooncake_sos_native::images;
 use mooncake_sos_native::sites::{SiteFinding, check_each, suggestion};
 use mooncake_sos_pysource::consumer;
 use mooncake_sos_pysource::rules::Rule;
+use mooncake_sos_support::escape;
 use serde::Serialize;
 use std::path::PathBuf;
 

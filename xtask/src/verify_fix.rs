@@ -7,17 +7,17 @@
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
-use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
-use mooncake_sos_contract::drift::unified_diff;
-use mooncake_sos_contract::escape::{self, text};
-use mooncake_sos_contract::load_str;
-use mooncake_sos_contract::parse::unfit_string;
+use mooncake_sos_manifest::load_str;
+use mooncake_sos_manifest::parse::unfit_string;
 use mooncake_sos_native::fix::{self, Edit};
 use mooncake_sos_native::images;
 use mooncake_sos_pysource::domain::repr;
 use mooncake_sos_pysource::report::DomainFix;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
+use mooncake_sos_support::diag::{Diagnostic, Diagnostics, Source};
+use mooncake_sos_support::drift::unified_diff;
+use mooncake_sos_support::escape::{self, text};
 use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, TableLike, Value, value};
 
 pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: bool) -> Result {

@@ -5,8 +5,8 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::Manifest;
 use mooncake_sos_codegen::render::shim_path;
-use mooncake_sos_contract::bounded;
-use mooncake_sos_contract::escape::text;
+use mooncake_sos_support::bounded;
+use mooncake_sos_support::escape::text;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;

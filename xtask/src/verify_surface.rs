@@ -3,10 +3,10 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::Manifest;
-use mooncake_sos_contract::escape::text;
 use mooncake_sos_native::images::{self, ImageFinding};
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
+use mooncake_sos_support::escape::text;
 
 /// Prints every use (or the JSON report), the failures, the images' findings and a summary;
 /// warnings go to stderr in text mode. Exit 1 on any failure or finding.

@@ -6,7 +6,7 @@ use super::python::{Py, str_literal};
 use super::{Output, RenderError};
 use askama::Template;
 use heck::ToShoutySnakeCase;
-use mooncake_sos_contract::model::{Api, Layer, RelPath};
+use mooncake_sos_manifest::model::{Api, Layer, RelPath};
 use std::collections::BTreeMap;
 
 #[derive(Template)]

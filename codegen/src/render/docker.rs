@@ -1,7 +1,7 @@
 //! What the two Dockerfile renderers share: ARG names, the drop comment and the import check.
 
 use heck::ToShoutySnakeCase;
-use mooncake_sos_contract::model::{Api, Image, SymbolKind};
+use mooncake_sos_manifest::model::{Api, Image, SymbolKind};
 
 /// The build arg both image recipes and docker/build.py use for the base image tag.
 pub const BASE_TAG_ARG: &str = "SGLANG_IMAGE_TAG";

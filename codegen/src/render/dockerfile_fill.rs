@@ -5,7 +5,7 @@
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
 use askama::Template;
-use mooncake_sos_contract::model::{Api, Image, Layer};
+use mooncake_sos_manifest::model::{Api, Image, Layer};
 
 #[derive(Template)]
 #[template(path = "fill.dockerfile", escape = "none")]

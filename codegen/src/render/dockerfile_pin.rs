@@ -6,7 +6,7 @@
 use super::docker::{DockerCommon, comment};
 use super::{Output, RenderError};
 use askama::Template;
-use mooncake_sos_contract::model::{Api, Image, Wheel};
+use mooncake_sos_manifest::model::{Api, Image, Wheel};
 
 #[derive(Template)]
 #[template(path = "pin.dockerfile", escape = "none")]

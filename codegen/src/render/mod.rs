@@ -13,7 +13,7 @@ mod rust_bindings;
 mod shim;
 mod stubs;
 
-use mooncake_sos_contract::model::{Api, Layer, RelPath};
+use mooncake_sos_manifest::model::{Api, Layer, RelPath};
 
 /// Where the shim is written (and the Dockerfiles COPY it from), relative to the repo root.
 pub use shim::path as shim_path;

@@ -12,7 +12,7 @@ mod scenarios;
 mod wrapper;
 
 use super::{HEADER, Output, RenderError};
-use mooncake_sos_contract::model::{Api, RelPath};
+use mooncake_sos_manifest::model::{Api, RelPath};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn scenario_dicts_keep_the_manifests_key_order() {
         let api =
-            mooncake_sos_contract::load_str("api.toml", MANIFEST).unwrap_or_else(|d| panic!("{d}"));
+            mooncake_sos_manifest::load_str("api.toml", MANIFEST).unwrap_or_else(|d| panic!("{d}"));
         let text = bindings(MANIFEST);
         let shim = crate::render::render_all(&api, &crate::render::Cores::default())
             .expect("render")
@@ -118,7 +118,7 @@ mod tests {
 
     fn bindings(manifest: &str) -> String {
         let api =
-            mooncake_sos_contract::load_str("api.toml", manifest).unwrap_or_else(|d| panic!("{d}"));
+            mooncake_sos_manifest::load_str("api.toml", manifest).unwrap_or_else(|d| panic!("{d}"));
         let outputs = render(&api).expect("render");
         let paths: Vec<&str> = outputs.iter().map(|o| o.path().as_str()).collect();
         assert_eq!(

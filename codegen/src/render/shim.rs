@@ -4,7 +4,7 @@
 use super::python::{Py, str_literal};
 use super::{HEADER, Output, RenderError};
 use askama::Template;
-use mooncake_sos_contract::model::{
+use mooncake_sos_manifest::model::{
     Api, DefaultValue, NativeCheck, Param, ParamKind, PyData, RelPath, Scenario, SymbolKind,
 };
 
@@ -69,7 +69,7 @@ pub fn render(api: &Api) -> Result<Output, RenderError> {
         native_lit: Py::List(api.native.iter().map(native).collect()).to_source(0),
         scenarios_lit: Py::List(api.scenarios.iter().map(scenario).collect()).to_source(0),
         symbol_lits: symbols.iter().map(|s| str_literal(s)).collect(),
-        overloads_py: mooncake_sos_contract::signature::OVERLOADS_PY.trim_end(),
+        overloads_py: mooncake_sos_manifest::signature::OVERLOADS_PY.trim_end(),
         distributions_lit: format!(
             "({})",
             api.distributions()
@@ -114,7 +114,7 @@ fn params(params: &[Param]) -> Py {
     )
 }
 
-fn symbol(s: &mooncake_sos_contract::model::Symbol) -> Py {
+fn symbol(s: &mooncake_sos_manifest::model::Symbol) -> Py {
     let mut d = vec![
         ("name", Py::str(&s.name)),
         ("kind", Py::str(s.kind.as_str())),
@@ -149,7 +149,7 @@ fn symbol(s: &mooncake_sos_contract::model::Symbol) -> Py {
     Py::Dict(d)
 }
 
-fn native(n: &mooncake_sos_contract::model::NativeRequirement) -> Py {
+fn native(n: &mooncake_sos_manifest::model::NativeRequirement) -> Py {
     let mut d = vec![
         ("object", Py::str(&n.object)),
         ("reason", Py::str(&n.reason)),

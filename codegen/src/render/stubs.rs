@@ -13,7 +13,7 @@ pub use cores::Cores;
 
 use super::{HEADER, Output, RenderError, lines};
 use askama::Template;
-use mooncake_sos_contract::model::{Api, RelPath};
+use mooncake_sos_manifest::model::{Api, RelPath};
 use std::collections::BTreeSet;
 
 /// `py.typed` of a partial stub package, as PEP 561 spells it (mypy reads nothing else in it).

@@ -9,7 +9,7 @@
 
 use super::journal::{self, Entry, Write};
 use super::{Change, Status};
-use mooncake_sos_contract::atomic::{sibling, staging_prefix, write_synced};
+use mooncake_sos_support::atomic::{sibling, staging_prefix, write_synced};
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -143,9 +143,9 @@ fn preflight(c: &Change) -> io::Result<()> {
                     ),
                 ));
             }
-            let now = mooncake_sos_contract::input::read_text(
+            let now = mooncake_sos_support::input::read_text(
                 &c.target,
-                mooncake_sos_contract::input::MAX_TEXT_BYTES,
+                mooncake_sos_support::input::MAX_TEXT_BYTES,
             );
             if now.ok().as_deref() != Some(old.as_str()) {
                 return Err(changed());

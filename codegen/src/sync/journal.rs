@@ -9,9 +9,10 @@
 //! that reads the manifest, under its lock) does that first. Each step decides from the
 //! file as it is now, so a roll-back that is itself killed is finished by the next one.
 
-use mooncake_sos_contract::atomic::{is_staging_file, sibling, write_synced};
-use mooncake_sos_contract::input::{self, ReadError};
-use mooncake_sos_contract::model::{RelPath, hex};
+use mooncake_sos_manifest::model::RelPath;
+use mooncake_sos_support::atomic::{is_staging_file, sibling, write_synced};
+use mooncake_sos_support::input::hex;
+use mooncake_sos_support::input::{self, ReadError};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io;

@@ -14,8 +14,8 @@ use super::paths::Repo;
 use super::regular_files;
 use crate::region::{self, Region};
 use crate::render::Output;
-use mooncake_sos_contract::diag::{Diagnostic, Source};
-use mooncake_sos_contract::input;
+use mooncake_sos_support::diag::{Diagnostic, Source};
+use mooncake_sos_support::input;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

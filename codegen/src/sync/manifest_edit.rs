@@ -2,8 +2,8 @@
 
 use super::{Change, Rename, Status, plan_renaming};
 use crate::render::Cores;
-use mooncake_sos_contract::diag::{Diagnostic, Diagnostics, Source};
-use mooncake_sos_contract::model::{Api, RelPath};
+use mooncake_sos_manifest::model::{Api, RelPath};
+use mooncake_sos_support::diag::{Diagnostic, Diagnostics, Source};
 use std::path::{Path, PathBuf};
 
 /// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
@@ -34,7 +34,7 @@ pub fn plan_manifest_edit_renaming(
     renames: &[Rename],
     cores: &CoresOf,
 ) -> Result<Vec<Change>, Diagnostics> {
-    let api = mooncake_sos_contract::load_str(&edited.name, &edited.text)?;
+    let api = mooncake_sos_manifest::load_str(&edited.name, &edited.text)?;
     let cores = cores(&api).map_err(|e| Diagnostic::new(edited, 0..0, e))?;
     let outputs = crate::render::render_all(&api, &cores)
         .map_err(|e| Diagnostic::new(edited, 0..0, e.to_string()))?;
@@ -45,7 +45,7 @@ pub fn plan_manifest_edit_renaming(
         return Err(Diagnostic::new(edited, 0..0, msg).into());
     };
     let target = write_target(root, path.as_str(), edited)?;
-    let old = mooncake_sos_contract::read_manifest(&target, &edited.name)?;
+    let old = mooncake_sos_manifest::read_manifest(&target, &edited.name)?;
     let status = if old == *edited.text {
         Status::Unchanged
     } else {

@@ -1,7 +1,7 @@
 //! Where an output's bytes really go: inside the repository (the manifest's directory), never
 //! through a symlink that leaves it, never onto the manifest, never two outputs on one file.
 
-use mooncake_sos_contract::model::RelPath;
+use mooncake_sos_manifest::model::RelPath;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,8 @@
 //! region's place in its Dockerfile.
 
 use crate::region;
-use mooncake_sos_contract::diag::Source;
-use mooncake_sos_contract::model::RelPath;
+use mooncake_sos_manifest::model::RelPath;
+use mooncake_sos_support::diag::Source;
 
 /// A region that an edit of the manifest gives another id (an image moved to another
 /// strategy: `overlay` -> `pin`): in `file`, region `from` is renamed `to` in place before

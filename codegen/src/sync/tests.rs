@@ -79,7 +79,7 @@ fn edited_manifest(root: &Path) -> Source {
 }
 
 /// No core records: the stubs of the module alone (these tests are about writing).
-fn no_cores(_: &mooncake_sos_contract::model::Api) -> Result<crate::render::Cores, String> {
+fn no_cores(_: &mooncake_sos_manifest::model::Api) -> Result<crate::render::Cores, String> {
     Ok(crate::render::Cores::default())
 }
 

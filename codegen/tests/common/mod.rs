@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 
 /// The 1-based line and column of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -27,7 +27,7 @@ pub fn first_error_at(text: &str, offset: usize, message: &str) {
 
 /// The core records of `api`'s images, read from the repository's `cores/` (the stubs render
 /// from them).
-pub fn image_cores(api: &mooncake_sos_contract::model::Api) -> mooncake_sos_codegen::render::Cores {
+pub fn image_cores(api: &mooncake_sos_manifest::model::Api) -> mooncake_sos_codegen::render::Cores {
     let root = mooncake_sos_testkit::repo_root();
     let records: Vec<String> = api
         .images

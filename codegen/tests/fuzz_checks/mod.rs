@@ -9,10 +9,10 @@
 use mooncake_sos_codegen::render::Output;
 use mooncake_sos_codegen::sync::{self, Status};
 use mooncake_sos_codegen::{region, render};
-use mooncake_sos_contract::diag::Diagnostic;
-use mooncake_sos_contract::diag::Source;
-use mooncake_sos_contract::load_str;
-use mooncake_sos_contract::model::RelPath;
+use mooncake_sos_manifest::load_str;
+use mooncake_sos_manifest::model::RelPath;
+use mooncake_sos_support::diag::Diagnostic;
+use mooncake_sos_support::diag::Source;
 use std::collections::BTreeMap;
 
 pub mod structure;

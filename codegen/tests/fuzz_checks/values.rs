@@ -3,11 +3,11 @@
 
 use super::{API_TOML, Outcome, assert_located, structure};
 use mooncake_sos_codegen::render;
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 
 /// The structure of every output, in render order: `(path, shape)`. Panics when an output
 /// does not parse as what it is (Rust, Python, a Dockerfile region): a generator bug.
-pub fn output_shapes(api: &mooncake_sos_contract::model::Api) -> Vec<(String, Vec<String>)> {
+pub fn output_shapes(api: &mooncake_sos_manifest::model::Api) -> Vec<(String, Vec<String>)> {
     let outputs = render::render_all(api, super::cores())
         .unwrap_or_else(|e| panic!("a manifest that validated failed to render: {e}"));
     outputs

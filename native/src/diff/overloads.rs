@@ -1,8 +1,8 @@
 //! Whether each overload of an older core is still taken by a newer one's, and why not.
 
 use super::{Changes, Impact};
-use mooncake_sos_contract::signature::{CallShape, fits};
-use mooncake_sos_contract::signature::{OverloadParam, OverloadParamKind, overload_params};
+use mooncake_sos_manifest::signature::{CallShape, fits};
+use mooncake_sos_manifest::signature::{OverloadParam, OverloadParamKind, overload_params};
 use std::collections::BTreeSet;
 
 /// Each old overload must still be taken: every call of a set that exercises it (see

@@ -4,7 +4,7 @@
 use super::{ConsumerUse, UseKind};
 use crate::rules::declared::{Declared, declared};
 use crate::rules::{Finding, api_call, api_undeclared, api_value, computed, dict_key};
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 
 /// Every finding the consumer's API uses make, in use order.
 pub(super) fn api_failures(api: &Api, uses: &[ConsumerUse]) -> Vec<Finding> {

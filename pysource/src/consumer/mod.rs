@@ -15,7 +15,7 @@ use crate::semantic::{SourceFile, with_model};
 use crate::source::LoadError;
 use crate::surface::api::ApiNames;
 use crate::surface::{self, Finding, SurfaceConfig};
-use mooncake_sos_contract::model::{Api, SymbolKind};
+use mooncake_sos_manifest::model::{Api, SymbolKind};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -285,14 +285,14 @@ fn file_report(
 
 /// The name of a dict-taking callable's first parameter, as its overload declares it: the
 /// dict may be passed by that keyword (`setup(config={...})`).
-fn dict_param(m: &mooncake_sos_contract::model::native::NativeMember) -> Option<String> {
-    let mooncake_sos_contract::model::native::MemberKind::Callable {
+fn dict_param(m: &mooncake_sos_manifest::model::native::NativeMember) -> Option<String> {
+    let mooncake_sos_manifest::model::native::MemberKind::Callable {
         overload: Some(text),
     } = &m.kind
     else {
         return None;
     };
-    let params = mooncake_sos_contract::signature::overload_params(text).ok()?;
+    let params = mooncake_sos_manifest::signature::overload_params(text).ok()?;
     params.into_iter().next().map(|p| p.name)
 }
 
@@ -336,7 +336,7 @@ fn unused(api: &Api, files: &[FileReport]) -> Vec<String> {
     }
     for m in &api.surface.members {
         let path = m.path();
-        if m.by == mooncake_sos_contract::model::native::NeededBy::Consumer
+        if m.by == mooncake_sos_manifest::model::native::NeededBy::Consumer
             && !native_used.contains(path.as_str())
         {
             out.push(format!("native {path}"));

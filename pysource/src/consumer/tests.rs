@@ -1,12 +1,12 @@
 use super::{ConsumerFile, ConsumerReport, UseKind, check};
 use crate::source::ModuleSource;
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 
 const API: &str = include_str!("../../../api.toml");
 
 /// The shipped api.toml (the other consumer test modules share it).
 pub(crate) fn api() -> Api {
-    mooncake_sos_contract::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
+    mooncake_sos_manifest::load_str("api.toml", API).unwrap_or_else(|d| panic!("{d}"))
 }
 
 /// `source` as the module `module`, named on the command line.

@@ -5,8 +5,8 @@
 use super::declared::{Declared, signature};
 use super::{Finding, Rule, nearest};
 use crate::surface::api::{Arg, ConsumerUse};
-use mooncake_sos_contract::model::Param;
-use mooncake_sos_contract::signature::{CallShape, declared_params, fits, misfit};
+use mooncake_sos_manifest::model::Param;
+use mooncake_sos_manifest::signature::{CallShape, declared_params, fits, misfit};
 
 /// The finding a call makes against what its subject declares.
 pub(crate) fn check(

@@ -5,7 +5,7 @@
 use super::declared::neighbours;
 use super::{Finding, Rule, nearest};
 use crate::surface::api::{ConsumerUse, UseKind};
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 
 pub fn check(api: &Api, u: &ConsumerUse) -> Finding {
     let entry = if u.subject.contains('.') {

@@ -7,8 +7,8 @@
 use super::{Finding, Rule, nearest};
 use crate::domain::{one_of, repr};
 use crate::surface::api::{Arg, ConsumerUse};
-use mooncake_sos_contract::model::python::parse_expr;
-use mooncake_sos_contract::model::{Param, ParamKind, PyLiteral};
+use mooncake_sos_manifest::model::python::parse_expr;
+use mooncake_sos_manifest::model::{Param, ParamKind, PyLiteral};
 
 /// One finding per literal outside its parameter's domain, positional arguments first; the
 /// first `skip` positional arguments are not the callee's parameters (the instance of a

@@ -1,7 +1,7 @@
 //! Literal arguments against api.toml's domains, on small consumers: each finding line exact.
 
 use crate::consumer::tests::{api, failures};
-use mooncake_sos_contract::model::SymbolKind;
+use mooncake_sos_manifest::model::SymbolKind;
 
 const HEAD: &str = "from functools import partial
 from mooncake.store import MooncakeDistributedStore

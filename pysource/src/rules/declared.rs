@@ -1,6 +1,6 @@
 //! What a subject of the consumer's uses names in the manifest: the rules' shared lookup.
 
-use mooncake_sos_contract::model::{Api, Param, ParamKind, SymbolKind};
+use mooncake_sos_manifest::model::{Api, Param, ParamKind, SymbolKind};
 
 /// What a subject names in the manifest.
 pub(crate) enum Declared<'a> {

@@ -4,7 +4,7 @@
 
 use super::{Finding, Rule, nearest};
 use crate::surface::api::{ConsumerUse, UseKind};
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 
 pub fn check(api: &Api, u: &ConsumerUse) -> Vec<Finding> {
     let UseKind::DictKeys { keys, .. } = &u.kind else {

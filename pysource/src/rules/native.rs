@@ -6,11 +6,11 @@
 
 use super::{Finding, Rule, nearest};
 use crate::surface::{Access, Surface, Target, Use};
-use mooncake_sos_contract::model::native::{
+use mooncake_sos_manifest::model::native::{
     MemberKind, NativeMember, NativeSurface, NeededBy, Usage,
 };
-use mooncake_sos_contract::signature::CallShape;
-use mooncake_sos_contract::signature::{fits, misfit, overload_params};
+use mooncake_sos_manifest::signature::CallShape;
+use mooncake_sos_manifest::signature::{fits, misfit, overload_params};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,7 +6,7 @@ use super::expr::Args;
 use super::index::ClassId;
 use super::value::{ApiVal, Val, Vals};
 use super::walk::Analyzer;
-use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_manifest::signature::CallShape;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextSize};
 use serde::Serialize;

@@ -8,7 +8,7 @@ use super::index::{ClassId, FuncId};
 use super::value::{Member, Val, Vals, without_literals};
 use super::walk::{Analyzer, CallSite, builtin_name, strings};
 use super::{Access, Guard, On, Target};
-use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_manifest::signature::CallShape;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 

@@ -6,7 +6,7 @@ use super::index::FuncKind;
 use super::value::{ApiVal, Member, Remote, Val, Vals};
 use super::walk::Analyzer;
 use super::{Access, Guard, On, Target};
-use mooncake_sos_contract::model::values::is_dotted_name;
+use mooncake_sos_manifest::model::values::is_dotted_name;
 use ruff_python_ast::visitor;
 use ruff_python_ast::{self as ast, BoolOp, Expr};
 use ruff_text_size::{Ranged, TextSize};

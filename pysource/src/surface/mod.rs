@@ -49,8 +49,8 @@ pub use program::{MAX_ROUNDS, Program, derive_program};
 
 use crate::semantic::{Model, SourceFile, with_model};
 use crate::source::{LoadError, ModuleSource};
-use mooncake_sos_contract::model::Api;
-use mooncake_sos_contract::signature::CallShape;
+use mooncake_sos_manifest::model::Api;
+use mooncake_sos_manifest::signature::CallShape;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

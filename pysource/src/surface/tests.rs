@@ -1,7 +1,7 @@
 //! Synthetic modules, one per pattern the analysis follows; each asserts the exact uses.
 
 use super::*;
-use mooncake_sos_contract::model::native::{
+use mooncake_sos_manifest::model::native::{
     Access as Declared, MemberKind, NativeMember, NativeSurface, NeededBy, Sibling, Usage,
 };
 

@@ -4,9 +4,9 @@
 use super::{Build, Failure, LocalIndex};
 use crate::repo_root;
 use mooncake_sos_codegen::{render, sync};
-use mooncake_sos_contract::diag::Source;
-use mooncake_sos_contract::load_str;
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::load_str;
+use mooncake_sos_manifest::model::Api;
+use mooncake_sos_support::diag::Source;
 use mooncake_sos_testkit::{FileServer, env_path, wheel, wheels_dir};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};

@@ -11,13 +11,14 @@ use std::process::Command;
 /// What a checkout needs to build and run xtask: the workspace, its members, the inputs
 /// (scripts/: the core reader builds the CUDA driver stub with cuda-driver-stub.sh; cores/:
 /// regen renders the stubs from the images' core records).
-const CHECKOUT: [&str; 16] = [
+const CHECKOUT: [&str; 17] = [
     "Cargo.toml",
     "Cargo.lock",
     ".cargo",
     "api.toml",
     "cores",
-    "contract",
+    "manifest",
+    "support",
     "codegen",
     "pysource",
     "native",

@@ -3,7 +3,7 @@
 
 use crate::common::cores::{cuda13_libs, cuda13_wheel, reader};
 use crate::common::{Sandbox, repo_root, xtask, xtask_on_releases};
-use mooncake_sos_contract::load_str;
+use mooncake_sos_manifest::load_str;
 use mooncake_sos_native::read::Origin;
 use mooncake_sos_native::table::ModuleNeeds;
 use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};

@@ -90,17 +90,18 @@ fn project_dependencies(dir: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-/// The crates stand in the layers the README draws: the contract at the bottom, the generator
-/// and the checkers side by side on it (neither reaches into the other), the command line on
+/// The crates stand in the layers docs/architecture.md draws: support, then the manifest, at the
+/// bottom, the generator and the checkers side by side on them (neither reaches into the other), the command line on
 /// top. Cargo already refuses a circle; this keeps the sides apart.
 #[test]
 fn the_crates_stand_in_layers() {
-    let expected: [(&str, &[&str]); 6] = [
-        ("contract", &[]),
-        ("codegen", &["contract"]),
-        ("pysource", &["contract"]),
-        ("native", &["contract", "pysource"]),
-        ("watch", &["contract", "native", "pysource"]),
+    let expected: [(&str, &[&str]); 7] = [
+        ("support", &[]),
+        ("manifest", &["support"]),
+        ("codegen", &["manifest", "support"]),
+        ("pysource", &["manifest", "support"]),
+        ("native", &["manifest", "pysource", "support"]),
+        ("watch", &["manifest", "native", "pysource", "support"]),
         ("runtime", &[]),
     ];
     for (dir, allowed) in expected {
@@ -109,7 +110,9 @@ fn the_crates_stand_in_layers() {
         assert_eq!(found, allowed, "{dir}/Cargo.toml [dependencies]");
     }
     let workspace = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
-    for dir in ["contract", "codegen", "pysource", "native", "watch"] {
+    for dir in [
+        "support", "manifest", "codegen", "pysource", "native", "watch",
+    ] {
         assert!(
             workspace.contains(&format!("\"{dir}\"")),
             "{dir} is a member"

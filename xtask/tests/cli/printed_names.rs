@@ -30,7 +30,7 @@ const USERS: &str = "consumers/sglang-0.5.16.json";
 /// Nothing in `out` is a character that does not print, but line breaks.
 fn all_printing(out: &str) -> bool {
     out.chars()
-        .all(|c| c == '\n' || mooncake_sos_contract::escape::prints(c))
+        .all(|c| c == '\n' || mooncake_sos_support::escape::prints(c))
 }
 
 fn edit_json(path: &std::path::Path, edit: impl Fn(&mut Value)) {

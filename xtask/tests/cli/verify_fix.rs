@@ -140,7 +140,7 @@ fn prune_writes_the_removal_and_the_tree_verifies() {
         want.push('\n');
     }
     assert_eq!(after, want);
-    let diff = mooncake_sos_contract::drift::unified_diff("api.toml", &before, &after);
+    let diff = mooncake_sos_support::drift::unified_diff("api.toml", &before, &after);
     assert!(
         run.stdout.starts_with(&diff),
         "{run:?}\nwant the diff:\n{diff}"

@@ -3,7 +3,7 @@
 //! second copy of the manifest's API; and the native store the runtime sets up, as api.toml
 //! declares it.
 
-use mooncake_sos_contract::model::Api;
+use mooncake_sos_manifest::model::Api;
 use proc_macro2::TokenStream;
 use quote::quote;
 

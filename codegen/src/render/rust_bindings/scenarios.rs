@@ -2,7 +2,7 @@
 //! the same facts the shim's `SCENARIOS` carries, for Rust callers (the scenario tests) that
 //! run the consumer's calls through the bindings.
 
-use mooncake_sos_contract::model::{Api, Scenario};
+use mooncake_sos_manifest::model::{Api, Scenario};
 use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::{Value, json};

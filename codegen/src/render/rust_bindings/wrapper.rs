@@ -4,8 +4,8 @@
 
 use super::{doc, ident};
 use crate::render::RenderError;
-use mooncake_sos_contract::model::names;
-use mooncake_sos_contract::model::{
+use mooncake_sos_manifest::model::names;
+use mooncake_sos_manifest::model::{
     Api, DefaultValue, Method, Param, ParamKind, PyLiteral, RustType, SymbolKind, ValueType,
 };
 use proc_macro2::TokenStream;

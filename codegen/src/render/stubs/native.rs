@@ -8,8 +8,8 @@ use super::scope::{Binding, Scope, anything, docstring_signatures, is_free_name,
 use super::{ClassStub, DefStub, HEADER, Item, ModuleStub, TypedDictStub};
 use crate::render::python::str_literal;
 use heck::ToUpperCamelCase;
-use mooncake_sos_contract::model::Api;
-use mooncake_sos_contract::model::native::MemberKind;
+use mooncake_sos_manifest::model::Api;
+use mooncake_sos_manifest::model::native::MemberKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The extension modules to write stubs of, in order: the core first, then each other module

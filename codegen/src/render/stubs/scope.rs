@@ -2,9 +2,9 @@
 //! imports, its classes, the classes of the other stub modules), each parameter list from a
 //! pybind11 docstring as the binding takes it, and `Any` for whatever it cannot write.
 
-use mooncake_sos_contract::model::python::stub_type;
-use mooncake_sos_contract::model::values::is_python_identifier;
-use mooncake_sos_contract::signature::{OverloadParamKind, WrittenParam, written_params};
+use mooncake_sos_manifest::model::python::stub_type;
+use mooncake_sos_manifest::model::values::is_python_identifier;
+use mooncake_sos_manifest::signature::{OverloadParamKind, WrittenParam, written_params};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,8 +6,8 @@
 use super::scope::{Binding, Scope, StubParam, anything, is_free_name, or_none, signature};
 use super::{ClassStub, DefStub, HEADER, Item, ModuleStub};
 use crate::render::python::str_literal;
-use mooncake_sos_contract::model::{Api, Param, ParamKind, SymbolKind, ValueType};
-use mooncake_sos_contract::signature::OverloadParamKind;
+use mooncake_sos_manifest::model::{Api, Param, ParamKind, SymbolKind, ValueType};
+use mooncake_sos_manifest::signature::OverloadParamKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The classes and dataclasses of the contract, by name (what the stub defines).
@@ -173,8 +173,8 @@ fn param_type(p: &Param, api: &Api, scope: &Scope) -> String {
     };
     let none_default = matches!(
         &p.default,
-        Some(mooncake_sos_contract::model::DefaultValue::Expr(e))
-            if e.literal == Some(mooncake_sos_contract::model::PyLiteral::None)
+        Some(mooncake_sos_manifest::model::DefaultValue::Expr(e))
+            if e.literal == Some(mooncake_sos_manifest::model::PyLiteral::None)
     );
     if none_default { or_none(ty) } else { ty }
 }

@@ -8,7 +8,7 @@ mod scenarios;
 pub use layers::{RawImageCore, RawRelease, RawUpstreamFile, RawWheel};
 pub use scenarios::{RawClient, RawField, RawGet, RawPut, RawScenario};
 
-use crate::diag::{Diagnostic, Source};
+use mooncake_sos_support::diag::{Diagnostic, Source};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;

@@ -1,26 +1,15 @@
-//! The contract: api.toml read with spans ([`parse`]), validated into the typed [`model::Api`]
-//! (every rule, every error located, [`diag`]), and the file and process utilities every side
-//! of the tool shares: bounded reads ([`input`]), user JSON with each key once ([`json`]),
-//! cache entries trusted only as written ([`kept`]), atomic writes ([`atomic`]), one bounded
-//! subprocess runner ([`bounded`]), the nesting limit for parsed Python ([`nesting`]) and how
-//! outside text is printed in each kind of output ([`escape`]).
-//! The generator (`codegen`) and the checkers stand side by side on it.
+//! api.toml: read with spans ([`parse`]), validated into the typed [`model::Api`] (every
+//! rule, every error located), Python signatures as api.toml writes them ([`signature`]) and
+//! the line endings and BOM every edit keeps ([`layout`]). The generator (`codegen`) and the
+//! checkers stand side by side on it; what they share that is not api.toml is in `support`.
 
-pub mod atomic;
-pub mod bounded;
-pub mod diag;
-pub mod drift;
-pub mod escape;
-pub mod input;
-pub mod json;
-pub mod kept;
 pub mod layout;
 pub mod model;
-pub mod nesting;
 pub mod parse;
 pub mod signature;
 
-use diag::{Diagnostics, Source};
+use mooncake_sos_support::diag::{Diagnostics, Source};
+use mooncake_sos_support::input;
 use std::path::Path;
 
 /// Reads and validates a manifest. `display_name` is how errors name the file.

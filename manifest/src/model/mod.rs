@@ -17,6 +17,7 @@ pub use scenarios::Scenario;
 pub use validate::validate;
 pub use values::RelPath;
 
+use mooncake_sos_support::input::hex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -360,8 +361,4 @@ impl Api {
     pub fn symbol_names(&self) -> Vec<&str> {
         self.symbols.iter().map(|s| s.name.as_str()).collect()
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

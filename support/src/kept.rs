@@ -51,7 +51,7 @@ pub fn read_text(path: &Path, key: &str, limit: u64) -> Result<Option<String>, R
 /// The entry's first three lines: the header, the key, the body's sha256.
 fn envelope(key: &str, body: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    let sha = crate::model::hex(&Sha256::digest(body));
+    let sha = crate::input::hex(&Sha256::digest(body));
     format!("{HEADER}\nkey {key}\nsha256 {sha}\n")
 }
 

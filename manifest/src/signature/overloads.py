@@ -1,4 +1,4 @@
-# The one reading of pybind11 docstring overloads (mooncake_sos_contract::signature), rendered
+# The one reading of pybind11 docstring overloads (mooncake_sos_manifest::signature), rendered
 # into the shim and inserted into the core reader: the parameter list after `self` of each
 # `name(...) -> ...` line, split at top-level commas the way the Rust kernel splits it
 # (brackets, `<...>` and quotes nest), and an object default's address dropped

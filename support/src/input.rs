@@ -171,7 +171,7 @@ pub fn sha256_file(path: &Path, limit: u64) -> Result<String, ReadError> {
     if total > limit {
         return Err(ReadError::TooLarge { limit });
     }
-    Ok(crate::model::hex(&hasher.finalize()))
+    Ok(hex(&hasher.finalize()))
 }
 
 /// A regular file of at most `limit` bytes, as UTF-8 text.
@@ -188,6 +188,11 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, ReadError> {
             lossy: String::from_utf8_lossy(e.as_bytes()).into_owned(),
         }
     })
+}
+
+/// Lower-case hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -240,7 +245,7 @@ mod tests {
         ));
         assert_eq!(
             sha256_file(&big, 11).unwrap(),
-            crate::model::hex(&<sha2::Sha256 as sha2::Digest>::digest([b'a'; 11]))
+            hex(&<sha2::Sha256 as sha2::Digest>::digest([b'a'; 11]))
         );
         assert!(matches!(
             sha256_file(&fifo, 10),

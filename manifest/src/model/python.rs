@@ -2,7 +2,7 @@
 //! ruff's parser into typed values, so no renderer parses a string again: a validated model
 //! always renders.
 
-use crate::nesting::{self, Limits};
+use mooncake_sos_support::nesting::{self, Limits};
 use ruff_python_ast::{Expr, Number};
 use ruff_text_size::Ranged;
 use serde::Serialize;

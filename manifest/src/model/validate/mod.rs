@@ -12,8 +12,8 @@ mod symbols;
 
 use super::values::*;
 use super::*;
-use crate::diag::{Diagnostic, Diagnostics, Source};
 use crate::parse::{RawManifest, S};
+use mooncake_sos_support::diag::{Diagnostic, Diagnostics, Source};
 use std::collections::BTreeSet;
 
 /// The rule a list's names follow.

@@ -2,12 +2,12 @@
 
 use super::Name;
 use super::Validator;
-use crate::diag::Diagnostic;
 use crate::model::names;
 use crate::model::python;
 use crate::model::values::*;
 use crate::model::*;
 use crate::parse::{RawParam, RawSymbol, S};
+use mooncake_sos_support::diag::Diagnostic;
 use std::collections::BTreeSet;
 
 impl Validator<'_> {
