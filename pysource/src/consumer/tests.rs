@@ -621,3 +621,36 @@ fn literal_dict_keywords_reach_native_calls_too() {
         "{lines:#?}"
     );
 }
+
+/// A container crosses a call into a parameter once it holds an object the analysis follows,
+/// even when that object is put in after the call is walked (a list made empty, filled later,
+/// a dict holding a list that holds it); a container of only strings and literals does not
+/// cross (nothing in it can be called), so a module's many metadata dicts stay cheap.
+#[test]
+fn a_container_holding_an_object_crosses_a_call_into_a_parameter() {
+    let text = "from mooncake.structured_object_store import MooncakeBundleTransfer as M
+def first(pool):
+    pool[0].put({}, typo1=1)
+def nested(d):
+    d[\"pools\"][0].put({}, typo2=1)
+def names(meta):
+    return meta[\"name\"].upper()
+def main():
+    pool = []
+    first(pool)
+    nested({\"pools\": pool})
+    names({\"name\": \"x\"})
+    pool.append(M(None))
+main()
+";
+    let expect: Vec<(String, String)> = [(3, 21, 1), (5, 27, 2)]
+        .into_iter()
+        .map(|(at, col, typo)| {
+            (
+                format!("consumer.py:{at}:{col}: MooncakeBundleTransfer.put: call:"),
+                format!("no parameter `typo{typo}`; did you mean `type`?"),
+            )
+        })
+        .collect();
+    assert_failures(text, &expect);
+}

@@ -185,11 +185,20 @@ impl<'a> Analyzer<'a> {
             bound.into_iter().map(|(at, v)| (at, v.clone())).collect();
         let named: Vec<&str> = params.iter().map(|(p, _)| *p).collect();
         self.forward_api(fid, args, c, &named);
-        let saved = self.scope;
+        let (saved, caller) = (self.scope, self.func);
         self.scope = scope;
-        // A parameter takes what every caller passes: no literal is certain there.
+        // A parameter takes what every caller passes: no literal is certain there, and a
+        // container of only strings and literals has nothing to follow.
         for (at, vals) in &bound {
-            self.bind(params[*at].0, without_literals(vals.clone()));
+            let mut vals = without_literals(vals.clone());
+            vals.retain(|v| match v {
+                Val::Container(id) if !self.containers[*id].live => {
+                    self.held_back.insert((*id, caller));
+                    false
+                }
+                _ => true,
+            });
+            self.bind(params[*at].0, vals);
         }
         self.scope = saved;
         if self.silent == 0 {

@@ -28,6 +28,9 @@ pub(super) struct Container<'a> {
     pub any: Slot<'a>,
     /// It may hold keys not known statically: as `**name`, its keywords are not all known.
     pub open: bool,
+    /// It holds, itself or through a container it holds, a value the analysis follows (not
+    /// only strings and literals): only such a container crosses a call into a parameter.
+    pub live: bool,
 }
 
 impl<'a> Analyzer<'a> {
@@ -46,15 +49,57 @@ impl<'a> Analyzer<'a> {
 
     /// Adds `vals` under `key` (`None`: a key not known statically).
     fn put(&mut self, id: usize, key: Option<Key<'a>>, vals: Vals<'a>) {
-        let c = &mut self.containers[id];
+        if key.is_none() {
+            self.containers[id].open = true;
+        }
+        let followed = vals.iter().any(|v| match v {
+            Val::Str(_) | Val::Lit(_) => false,
+            Val::Container(held) => self.containers[*held].live,
+            _ => true,
+        });
         let slot = match key {
-            Some(k) => c.items.entry(k).or_default(),
-            None => {
-                c.open = true;
-                &mut c.any
-            }
+            Some(k) => self.containers[id].items.entry(k).or_default(),
+            None => &mut self.containers[id].any,
         };
         self.changed |= slot.extend(vals, &mut self.deps);
+        if followed && !self.containers[id].live {
+            self.containers[id].live = true;
+            self.spread_liveness();
+        }
+    }
+
+    /// Marks live every container holding a live one, until none changes; the calls that kept
+    /// one of them out of a parameter are walked again.
+    fn spread_liveness(&mut self) {
+        loop {
+            let live: Vec<bool> = self.containers.iter().map(|c| c.live).collect();
+            let mut grew = false;
+            for c in self.containers.iter_mut().filter(|c| !c.live) {
+                let holds_live = c.items.values().chain([&c.any]).any(|slot| {
+                    slot.vals
+                        .iter()
+                        .any(|v| matches!(v, Val::Container(held) if live[*held]))
+                });
+                if holds_live {
+                    c.live = true;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let containers = &self.containers;
+        let (now_live, waiting) = std::mem::take(&mut self.held_back)
+            .into_iter()
+            .partition(|(id, _)| containers[*id].live);
+        self.held_back = waiting;
+        for (_, caller) in now_live {
+            if let Some(f) = caller {
+                self.deps.mark(f);
+            }
+            self.changed = true;
+        }
     }
 
     /// A dict, list, tuple or set literal.

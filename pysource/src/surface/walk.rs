@@ -63,6 +63,9 @@ pub(super) struct Analyzer<'a> {
     pub keys: super::keys::Search,
     /// The dicts, lists, tuples and sets of the file, by the place that makes each.
     pub containers: Vec<super::containers::Container<'a>>,
+    /// Containers not (yet) live that a call kept out of a parameter, with the function the
+    /// call is in (`None`: the module body, walked every pass).
+    pub held_back: BTreeSet<(usize, Option<FuncId>)>,
     /// What the analysis read of the other files.
     pub reads: std::cell::RefCell<BTreeSet<super::world::Read>>,
     /// Per function, the API calls it passes its `**kwargs` to.
@@ -112,6 +115,7 @@ pub(super) fn analyze_in<'a>(
         body,
         keys: super::keys::Search::default(),
         containers: Vec::new(),
+        held_back: BTreeSet::new(),
         forwards: vec![BTreeSet::new(); index.funcs.len()],
         reads: Default::default(),
         container_at: HashMap::new(),
