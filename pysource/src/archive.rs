@@ -13,7 +13,7 @@
 //!   that lies is caught when the bytes run past it), and one reading inflates at most
 //!   [`MAX_READ_BYTES`] in all.
 
-use crate::source::LoadError;
+use crate::load_error::LoadError;
 use mooncake_sos_support::input;
 use sha2::{Digest, Sha256};
 use std::cell::Cell;

@@ -14,6 +14,7 @@ pub mod domain;
 pub mod extract;
 pub mod facts;
 pub mod flow;
+pub mod load_error;
 pub mod matrix;
 pub mod nesting;
 pub mod report;

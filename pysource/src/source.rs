@@ -4,10 +4,10 @@
 //! ([`crate::archive`] reads wheels).
 
 use crate::archive::Archive;
-use mooncake_sos_support::input::{self, ReadError};
+pub use crate::load_error::LoadError;
+use mooncake_sos_support::input;
 use ruff_text_size::TextSize;
 use sha2::{Digest, Sha256};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The largest module source read: the real one is 257 KB.
@@ -21,41 +21,6 @@ pub struct ModuleSource {
     pub text: String,
     /// sha256 of the file's bytes, lowercase hex.
     pub sha256: String,
-}
-
-/// Input that cannot be checked at all (exit 2): it names the file, and the line when known.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadError {
-    pub location: String,
-    pub message: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: error: {}", self.location, self.message)
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-impl LoadError {
-    /// The message is cut to a bounded excerpt: it may quote the input.
-    pub fn new(location: impl Into<String>, message: impl Into<String>) -> Self {
-        let message = message.into();
-        Self {
-            location: location.into(),
-            message: mooncake_sos_support::diag::excerpt(
-                &message,
-                mooncake_sos_support::diag::MAX_MESSAGE_CHARS,
-            )
-            .into_owned(),
-        }
-    }
-
-    /// `what` of `display` could not be read: located at the bad byte for bad UTF-8.
-    pub(crate) fn read(display: &str, what: &str, e: &ReadError) -> Self {
-        Self::new(e.location(display), format!("cannot read {what}: {e}"))
-    }
 }
 
 impl ModuleSource {

@@ -114,7 +114,7 @@ impl Default for Limits {
 /// GET through python3's urllib: python3 is already a dependency of the tool (`verify
 /// --python`, the images), and urllib gives http and https (chunked bodies, TLS) with no HTTP
 /// or TLS crate linked in. Redirects are followed only within the URL's own scheme, host and
-/// port ([`crate::links::ORIGIN_PY`]); the URL finally read is printed after the body's end,
+/// port ([`crate::redirect::ORIGIN_PY`]); the URL finally read is printed after the body's end,
 /// on stderr.
 const URLLIB_GET: &str = r#"
 import json, sys, urllib.error, urllib.parse, urllib.request
@@ -159,7 +159,7 @@ pub fn get(url: &str, limits: Limits) -> Result<Response, String> {
     let mut cmd = Command::new("python3");
     cmd.args([
         "-c",
-        &format!("{}{URLLIB_GET}", crate::links::ORIGIN_PY),
+        &format!("{}{URLLIB_GET}", crate::redirect::ORIGIN_PY),
         url,
     ])
     .arg(limits.max_bytes.to_string())
@@ -188,7 +188,7 @@ pub fn get(url: &str, limits: Limits) -> Result<Response, String> {
             .map(str::to_owned)
     };
     if let Some(refused) = marked("@refused ") {
-        return Err(crate::links::refused_redirect(&refused));
+        return Err(crate::redirect::refused_redirect(&refused));
     }
     if !status.success() {
         return Err(if message.is_empty() {

@@ -6,7 +6,7 @@
 //! (an interrupted run resumes at the first release not in the cache), every wheel is
 //! bounded in size, and the cache as a whole too (least recently used wheels go first).
 
-use super::{links, listing};
+use super::{links, listing, redirect};
 use mooncake_sos_pysource::archive::MAX_WHEEL_BYTES;
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_pysource::version::Release;
@@ -195,7 +195,7 @@ impl Index {
         wheel.url = listed
             .as_ref()
             .and_then(|l| links::file_url(&l.page, &l.url, &wheel.file))
-            .map(|url| links::redirected(&url, &redirects));
+            .map(|url| redirect::redirected(&url, &redirects));
         let json = serde_json::to_string_pretty(&wheel).unwrap_or_default();
         store(&record, &key, json.as_bytes(), &label)?;
         Ok(Wheel {
@@ -426,7 +426,7 @@ impl Index {
         let mut cmd = Command::new(&self.python);
         match &self.url {
             Some(url) => {
-                let guard = format!("{}{}", links::ORIGIN_PY, links::PIP_GUARD_PY);
+                let guard = format!("{}{}", redirect::ORIGIN_PY, redirect::PIP_GUARD_PY);
                 cmd.arg("-c").arg(guard).arg(url).arg(&log);
             }
             None => {
@@ -447,14 +447,14 @@ impl Index {
             LoadError::new(label, format!("pip, {doing}: {}", e.describe(self.timeout)))
         })?;
         let redirects = input::read_text(&log, MAX_ANSWER_BYTES).unwrap_or_default();
-        if done.status.code() == Some(links::REDIRECT_REFUSED)
+        if done.status.code() == Some(redirect::REDIRECT_REFUSED)
             && let Some(last) = redirects.lines().last()
         {
             let first = serde_json::from_str::<(String, u16, String, String)>(last).map_or_else(
                 |_| label.to_owned(),
-                |r| links::redirected_from(&r.0, &redirects),
+                |r| redirect::redirected_from(&r.0, &redirects),
             );
-            return Err(LoadError::new(first, links::refused_redirect(last)));
+            return Err(LoadError::new(first, redirect::refused_redirect(last)));
         }
         if !done.status.success() {
             let why = links::pip_hash_mismatch(&done.stderr)

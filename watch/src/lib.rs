@@ -11,6 +11,7 @@ pub mod links;
 pub mod listing;
 pub mod pin;
 pub mod plan;
+pub mod redirect;
 pub mod release;
 pub mod render;
 pub mod smoke;

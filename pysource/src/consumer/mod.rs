@@ -8,12 +8,12 @@
 mod compare;
 mod files;
 
-pub use crate::surface::api::{COMPUTED, ConsumerUse, UseKind};
+pub use crate::surface::api_use::{COMPUTED, ConsumerUse, UseKind};
 pub use files::{ConsumerFile, expand, module_name, read};
 
 use crate::semantic::{SourceFile, with_model};
 use crate::source::LoadError;
-use crate::surface::api::ApiNames;
+use crate::surface::api_use::ApiNames;
 use crate::surface::{self, Finding, SurfaceConfig};
 use mooncake_sos_manifest::model::{Api, SymbolKind};
 use rayon::prelude::*;

@@ -4,7 +4,7 @@
 
 use super::declared::{Declared, signature};
 use super::{Finding, Rule, nearest};
-use crate::surface::api::{Arg, ConsumerUse};
+use crate::surface::api_use::{Arg, ConsumerUse};
 use mooncake_sos_manifest::model::Param;
 use mooncake_sos_manifest::signature::{CallShape, declared_params, fits, misfit};
 

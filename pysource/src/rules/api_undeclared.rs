@@ -4,7 +4,7 @@
 
 use super::declared::neighbours;
 use super::{Finding, Rule, nearest};
-use crate::surface::api::{ConsumerUse, UseKind};
+use crate::surface::api_use::{ConsumerUse, UseKind};
 use mooncake_sos_manifest::model::Api;
 
 pub fn check(api: &Api, u: &ConsumerUse) -> Finding {

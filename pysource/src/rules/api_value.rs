@@ -6,7 +6,7 @@
 
 use super::{Finding, Rule, nearest};
 use crate::domain::{one_of, repr};
-use crate::surface::api::{Arg, ConsumerUse};
+use crate::surface::api_use::{Arg, ConsumerUse};
 use mooncake_sos_manifest::model::python::parse_expr;
 use mooncake_sos_manifest::model::{Param, ParamKind, PyLiteral};
 

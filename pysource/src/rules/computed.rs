@@ -3,7 +3,7 @@
 //! `import_module("mooncake." + name)`), and `from <module> import *`.
 
 use super::{Finding, Rule};
-use crate::surface::api::{COMPUTED, ConsumerUse, UseKind};
+use crate::surface::api_use::{COMPUTED, ConsumerUse, UseKind};
 
 /// The finding `u` makes, if it is such a use.
 pub fn check(u: &ConsumerUse) -> Option<Finding> {

@@ -3,7 +3,7 @@
 //! declared key.
 
 use super::{Finding, Rule, nearest};
-use crate::surface::api::{ConsumerUse, UseKind};
+use crate::surface::api_use::{ConsumerUse, UseKind};
 use mooncake_sos_manifest::model::Api;
 
 pub fn check(api: &Api, u: &ConsumerUse) -> Vec<Finding> {

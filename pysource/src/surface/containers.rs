@@ -5,33 +5,13 @@
 //! (the flow does not tell two evaluations apart): what is written into it (`x[k] = v`,
 //! `.append`, `.update`, `.setdefault`) is added to what it holds.
 
-use super::deps::Slot;
 use super::expr::Keyword;
+pub(super) use super::held::{Container, Key};
 use super::value::{Val, Vals};
 use super::walk::Analyzer;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::{Ranged, TextSize};
 use std::collections::BTreeMap;
-
-/// A key of a container: a string key of a dict, or an index of a list or tuple.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Key<'a> {
-    Str(&'a str),
-    Index(usize),
-}
-
-#[derive(Default)]
-pub(super) struct Container<'a> {
-    pub dict: bool,
-    pub items: BTreeMap<Key<'a>, Slot<'a>>,
-    /// What is held under keys not known statically (appended, or at a computed key).
-    pub any: Slot<'a>,
-    /// It may hold keys not known statically: as `**name`, its keywords are not all known.
-    pub open: bool,
-    /// It holds, itself or through a container it holds, a value the analysis follows (not
-    /// only strings and literals): only such a container crosses a call into a parameter.
-    pub live: bool,
-}
 
 impl<'a> Analyzer<'a> {
     /// The container made at `at`, created on first use.

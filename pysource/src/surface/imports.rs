@@ -167,8 +167,8 @@ impl<'a> Analyzer<'a> {
         let mut out = Vals::new();
         // `import_module("mooncake." + name)`: a module of the package no one can name.
         if strings(names).is_empty() && self.config.api.is_some() && self.names_package(arg) {
-            let computed = super::api::COMPUTED.to_owned();
-            self.record_api(arg.start(), computed, super::api::UseKind::Import);
+            let computed = super::api_use::COMPUTED.to_owned();
+            self.record_api(arg.start(), computed, super::api_use::UseKind::Import);
         }
         for module in strings(names) {
             if let Some(target) = self.module_target(module) {

@@ -26,11 +26,13 @@
 //! FIELDS`) and the constant arguments a function is called with.
 
 pub mod api;
+pub mod api_use;
 mod call;
 mod containers;
 mod deps;
 mod expr;
 mod guard;
+mod held;
 mod imports;
 pub(crate) mod index;
 mod keys;
@@ -69,7 +71,7 @@ pub struct SurfaceConfig {
     /// Parameter name -> native class.
     pub roles: BTreeMap<String, String>,
     /// The API module's names, for the consumer scan (`None`: its values are not followed).
-    pub api: Option<api::ApiNames>,
+    pub api: Option<api_use::ApiNames>,
 }
 
 impl SurfaceConfig {

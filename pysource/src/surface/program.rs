@@ -23,7 +23,7 @@ pub struct Program {
     pub files: Vec<Option<Vec<Use>>>,
     /// Each file's uses of the API module (the consumer scan's; empty without
     /// [`SurfaceConfig::api`]).
-    pub api: Vec<Vec<super::api::ConsumerUse>>,
+    pub api: Vec<Vec<super::api_use::ConsumerUse>>,
     /// The flow was still moving after [`MAX_ROUNDS`] rounds: values passed through more
     /// files than that were not followed to their end.
     pub unsettled: bool,

@@ -5,7 +5,7 @@
 //! Statements are in `stmt.rs`, expressions in `expr.rs`, calls in `call.rs`, guards in
 //! `guard.rs`, imports in `imports.rs`.
 
-use super::api::ConsumerUse;
+use super::api_use::{ConsumerUse, Forward};
 use super::deps::{Deps, Slot};
 use super::index::{ClassId, FuncId, FuncKind, Index, MODULE_SCOPE, ScopeId};
 use super::value::{Remote, Shared, Val, Vals, without_literals};
@@ -62,14 +62,14 @@ pub(super) struct Analyzer<'a> {
     /// The keys of dicts passed to dict-taking native callables, each name worked out once.
     pub keys: super::keys::Search,
     /// The dicts, lists, tuples and sets of the file, by the place that makes each.
-    pub containers: Vec<super::containers::Container<'a>>,
+    pub containers: Vec<super::held::Container<'a>>,
     /// Containers not (yet) live that a call kept out of a parameter, with the function the
     /// call is in (`None`: the module body, walked every pass).
     pub held_back: BTreeSet<(usize, Option<FuncId>)>,
     /// What the analysis read of the other files.
     pub reads: std::cell::RefCell<BTreeSet<super::world::Read>>,
     /// Per function, the API calls it passes its `**kwargs` to.
-    pub forwards: Vec<BTreeSet<super::api::Forward>>,
+    pub forwards: Vec<BTreeSet<Forward>>,
     pub container_at: HashMap<TextSize, usize>,
     pub scope: ScopeId,
     pub func: Option<FuncId>,

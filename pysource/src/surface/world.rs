@@ -24,7 +24,7 @@ pub(super) struct FuncExport {
     pub property: bool,
     pub returns: Shared,
     /// The API calls it passes its `**kwargs` to.
-    pub forwards: Vec<super::api::Forward>,
+    pub forwards: Vec<super::api_use::Forward>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -90,7 +90,7 @@ impl Read {
 /// One file's analysis in one round.
 pub(super) struct Round {
     pub uses: Vec<Use>,
-    pub api_uses: Vec<super::api::ConsumerUse>,
+    pub api_uses: Vec<super::api_use::ConsumerUse>,
     pub exports: std::sync::Arc<Exports>,
     /// (module, function) -> parameter index -> what this file passes.
     pub outbound: BTreeMap<(String, String), BTreeMap<usize, Shared>>,
