@@ -7,55 +7,11 @@
 
 use crate::images::{ImageFinding, ImageSide};
 use crate::model::{CoreSurface, Instance, Member};
+use mooncake_sos_manifest::edit::{Attribute, Edit};
 use mooncake_sos_manifest::signature::overload_params;
 use mooncake_sos_manifest::signature::{CallShape, fits};
 use mooncake_sos_pysource::surface::{Access, On, SurfaceReport, Target, Use};
 use std::collections::BTreeMap;
-
-/// One declaration to add, change or remove.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Edit {
-    /// A `[[native]]` table: `object` and, for an attribute, `attribute`/`instance`/`access`;
-    /// for a callable, `overload`.
-    AddNative {
-        object: String,
-        attribute: Option<Attribute>,
-        overload: Option<String>,
-        optional: bool,
-        reason: String,
-    },
-    AddSibling {
-        module: String,
-        optional: bool,
-        reason: String,
-    },
-    /// A declared attribute used in more ways than declared, which every core allows.
-    SetAccess {
-        path: String,
-        access: &'static str,
-    },
-    /// `--prune`: a declaration no use needs (`by = "consumer"` ones are never pruned).
-    RemoveNative {
-        path: String,
-    },
-    RemoveSibling {
-        module: String,
-    },
-    /// A parameter's (or dataclass field's) `domain`, set to the module's; `None` removes it.
-    /// `owner` declares it: `Sym` (its `fields` or `params`), `Sym.__init__`, `Sym.method`.
-    SetDomain {
-        owner: String,
-        param: String,
-        domain: Option<Vec<String>>,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attribute {
-    pub name: String,
-    pub instance: bool,
-    pub access: &'static str,
-}
 
 /// What `--fix` would do: the edits, or why it must not (then nothing is written).
 #[derive(Debug, Default)]

@@ -9,7 +9,6 @@ pub mod fetch;
 pub mod index;
 pub mod links;
 pub mod listing;
-pub mod pin;
 pub mod plan;
 pub mod redirect;
 pub mod release;
@@ -376,10 +375,7 @@ pub fn run(
     let images = api
         .images
         .iter()
-        .map(|image| {
-            let line = render::line_of(manifest_text, &["image", &image.id, "strategy"]);
-            plan::plan(image, line, &releases)
-        })
+        .map(|image| plan::plan(image, image.strategy_line, &releases))
         .collect();
     timings.checks = t.elapsed();
     timings.total = started.elapsed();

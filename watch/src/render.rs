@@ -7,21 +7,6 @@ use super::Report;
 use super::release::{CoreVerdict, ReleaseReport, Smoke};
 use mooncake_sos_support::escape;
 
-/// The 1-based line of the value at `keys` in the TOML `text` (1 when it cannot be found).
-pub fn line_of(text: &str, keys: &[&str]) -> usize {
-    let Ok(doc) = toml_edit::Document::parse(text) else {
-        return 1;
-    };
-    let mut item = doc.as_item();
-    let mut span = None;
-    for key in keys {
-        let Some(next) = item.get(key) else { break };
-        item = next;
-        span = item.span().or(span);
-    }
-    span.map_or(1, |s| text[..s.start].matches('\n').count() + 1)
-}
-
 /// One line about a release: what it carries, its core, the layers, the changes.
 pub fn release_summary(r: &ReleaseReport) -> String {
     if !r.carries_api {

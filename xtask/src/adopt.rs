@@ -2,12 +2,13 @@
 //! to another strategy where watch's verdict allows it (else refuses, writing nothing, and
 //! says why), rewriting api.toml (toml_edit; a pin records its release's wheel hashes) and
 //! regenerating every output as one change, the image's Dockerfile region renamed in place.
-//! The decision and the edit are `mooncake_sos_watch::adopt`.
+//! The decision is `mooncake_sos_watch::adopt`'s; the edit is `mooncake_sos_manifest::edit`'s.
 
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::WatchArgs;
 use mooncake_sos_codegen::sync::Rename;
+use mooncake_sos_manifest::edit;
 use mooncake_sos_manifest::model::Strategy;
 use mooncake_sos_support::escape::text;
 use mooncake_sos_watch as watch;
@@ -101,7 +102,13 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     }];
     let outcome = manifest.edit_renaming(
         "adopt",
-        |text| watch::adopt::edit(text, &args.image, &target, &package, &wheels),
+        |text| {
+            let pin = match &target {
+                Target::Pin { version } => Some(version.as_str()),
+                Target::Check | Target::Overlay => None,
+            };
+            edit::move_image(text, &args.image, target.strategy(), pin, &package, &wheels)
+        },
         &renames,
     )?;
     println!(

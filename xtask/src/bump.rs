@@ -5,12 +5,12 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::FetchArgs;
+use mooncake_sos_manifest::edit as pin;
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_manifest::model::values::is_hex;
 use mooncake_sos_pysource::source::{ModuleSource, sha256_hex};
 use mooncake_sos_support::escape::text;
 use mooncake_sos_watch::fetch::{Fetch, Limits, get};
-use mooncake_sos_watch::pin;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -4,9 +4,9 @@
 
 use crate::exit::{Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
+use mooncake_sos_manifest::edit as pin;
 use mooncake_sos_native::table;
 use mooncake_sos_pysource::{matrix, source};
-use mooncake_sos_watch::pin;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]

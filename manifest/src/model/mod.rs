@@ -1,5 +1,6 @@
-//! Step 2 of 3: the typed contract. Renderers see only this; it holds no spans and no paths
-//! outside the repository, so output is a pure function of it.
+//! Step 2 of 3: the typed contract. Renderers see only this; it holds no paths outside the
+//! repository, and of the spans only the lines a check points at in api.toml (an image's
+//! `strategy`), which no renderer reads, so output is a pure function of it.
 
 pub mod layers;
 pub mod names;
@@ -232,6 +233,8 @@ pub enum NativeCheck {
 pub struct Image {
     /// The `[image.<id>]` key, e.g. `cuda`.
     pub id: String,
+    /// The 1-based line of its `strategy` in api.toml (watch's annotations point there).
+    pub strategy_line: usize,
     pub dockerfile: RelPath,
     pub base_image: String,
     pub base_tag: String,

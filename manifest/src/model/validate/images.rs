@@ -165,6 +165,7 @@ impl Validator<'_> {
             .collect();
         Image {
             id: id.to_string(),
+            strategy_line: self.source.line_col(r.strategy.span().start).0,
             dockerfile,
             base_image,
             base_tag,

@@ -1,11 +1,11 @@
-//! `bump` and `matrix --record` edit api.toml through `pin`, on the text
-//! `contract::layout` gives every edit (no byte order mark, LF) and back: only the values
+//! `bump` and `matrix --record` edit api.toml through `edit::set_pin` and
+//! `edit::set_first_release`, on the text `layout` gives every edit (no byte order mark, LF) and back: only the values
 //! change, byte for byte, whatever the file's style (LF or CRLF, a byte order mark, spacing,
 //! quotes, comments), tried on the repository's api.toml restyled at random (proptest). Found
 //! here: toml_edit rewrote every CRLF line as LF and dropped a byte order mark.
 
+use mooncake_sos_manifest::edit as pin;
 use mooncake_sos_manifest::layout::Layout;
-use mooncake_sos_watch::pin;
 use proptest::prelude::*;
 
 const API_TOML: &str = include_str!("../../api.toml");

@@ -1,5 +1,5 @@
-//! Edits of api.toml that keep every comment and the layout: only the values change. They
-//! take and give the text without a byte order mark, in LF (`contract::layout`).
+//! `[upstream]`'s pin and `[drop]`'s first release: only the values change, byte for byte
+//! when they are already there.
 
 use toml_edit::{DocumentMut, Item, Value};
 
