@@ -5,7 +5,7 @@
 use super::model::{CoreSurface, ModuleKind};
 use super::needs::serve;
 use super::record;
-use super::uses::requirements;
+use super::requirements::requirements;
 use mooncake_sos_manifest::model::{Api, Image, Layer};
 use mooncake_sos_pysource::source::LoadError;
 use mooncake_sos_pysource::surface::{Target, Use};

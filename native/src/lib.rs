@@ -7,12 +7,13 @@
 //!   the [`model::CoreSurface`] by the wheel's sha256;
 //! - [`needs`] checks a module's uses (object path, call / read / write / construct,
 //!   required or probed) against a surface into a verdict with the first missing use;
-//! - [`uses`] maps a module's derived surface to those uses;
+//! - [`requirements`] maps a module's derived surface to those uses;
 //! - [`table`] is modules × cores; [`record`] keeps image cores' surfaces in `cores/`;
 //! - [`images`] checks a module against each image: its core's record, and the modules of the
 //!   package the image has.
 
-pub mod diff;
+pub mod core_diff;
+pub mod cuda_runtime;
 mod fit;
 pub mod fix;
 pub mod images;
@@ -22,13 +23,12 @@ pub mod needs;
 pub mod progress;
 pub mod read;
 pub mod record;
-pub mod runtime;
+pub mod requirements;
 mod shape;
 pub mod sites;
 pub mod table;
 pub mod users;
 pub mod users_check;
-pub mod uses;
 pub mod wheel;
 
 #[cfg(test)]

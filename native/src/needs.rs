@@ -1,7 +1,7 @@
 //! What a module needs of a native core, and whether a core serves it: a list of uses
 //! (object path, kind, required or probed) checked against a [`CoreSurface`] into a verdict
 //! naming the first use the core cannot serve and why. A module's uses come from its derived
-//! surface ([`super::uses`]); api.toml's `[[native]]` entries are uses too ([`from_manifest`]).
+//! surface ([`super::requirements`]); api.toml's `[[native]]` entries are uses too ([`from_manifest`]).
 
 pub use super::fit::Why;
 use super::fit::callable;

@@ -2,9 +2,9 @@
 //! `introspect.py` imports the core and prints its surface. All of it under one deadline;
 //! the result is cached by the wheel's sha256.
 
+use super::cuda_runtime::{Runtimes, provides};
 use super::model::{CoreInfo, CoreSurface, FORMAT, Introspected, ModuleKind, WheelInfo};
 use super::record::MAX_RECORD_BYTES;
-use super::runtime::{Runtimes, provides};
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
 use mooncake_sos_manifest::signature::OVERLOADS_PY;

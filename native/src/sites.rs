@@ -4,7 +4,7 @@
 
 use crate::images::ImageSide;
 use crate::needs::serve;
-use crate::uses::requirements;
+use crate::requirements::requirements;
 use mooncake_sos_pysource::surface::{Target, Use};
 use serde::Serialize;
 

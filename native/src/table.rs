@@ -3,7 +3,7 @@
 
 use super::model::CoreSurface;
 use super::needs::{Requirement, Verdict, from_manifest, serve};
-use super::uses::of_surface;
+use super::requirements::of_surface;
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::{LoadError, ModuleSource};
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};

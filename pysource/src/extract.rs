@@ -16,10 +16,10 @@ struct Extractor<'s> {
     lines: Lines,
 }
 
-/// Parses `source` (nesting bounded, on a big stack: [`crate::nesting`]); a syntax error or
+/// Parses `source` (nesting bounded, on a big stack: [`crate::bounded_parse`]); a syntax error or
 /// a module nested too deeply is a located [`LoadError`].
 pub fn extract(source: &ModuleSource) -> Result<ModuleFacts, LoadError> {
-    crate::nesting::with_parsed(source, |parsed| facts(parsed.suite(), source))
+    crate::bounded_parse::with_parsed(source, |parsed| facts(parsed.suite(), source))
 }
 
 /// The facts of a module already parsed.

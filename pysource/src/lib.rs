@@ -7,6 +7,7 @@
 //! a rule ([`rules`]). [`source`] and [`archive`] read a `.py` file or a wheel, bounded.
 
 pub mod archive;
+pub mod bounded_parse;
 pub mod check;
 pub mod consumer;
 pub mod default_expr;
@@ -16,7 +17,6 @@ pub mod facts;
 pub mod flow;
 pub mod load_error;
 pub mod matrix;
-pub mod nesting;
 pub mod report;
 pub mod rules;
 pub mod semantic;

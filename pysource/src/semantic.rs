@@ -75,14 +75,14 @@ impl<'m> Model<'m> {
 }
 
 /// Runs `f` over the model of `files`. Everything that touches a syntax tree (the parse, the
-/// walks, the drop) runs on threads with [`crate::nesting::PARSE_STACK`] of stack, whatever
+/// walks, the drop) runs on threads with [`crate::bounded_parse::PARSE_STACK`] of stack, whatever
 /// stack the caller has.
 pub fn with_model<T: Send>(
     files: &[SourceFile<'_>],
     f: impl for<'m> FnOnce(&Model<'m>) -> T + Send,
 ) -> Result<T, LoadError> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .stack_size(crate::nesting::PARSE_STACK)
+        .stack_size(crate::bounded_parse::PARSE_STACK)
         .thread_name(|i| format!("python-model-{i}"))
         .build()
         .map_err(|e| LoadError::new("the Python model", format!("cannot start threads: {e}")))?;
@@ -106,7 +106,7 @@ pub fn with_model<T: Send>(
 
 /// `source` parsed, after its nesting is checked; a syntax error is located.
 fn parse(source: &ModuleSource) -> Result<Tree, LoadError> {
-    crate::nesting::check(source)?;
+    crate::bounded_parse::check(source)?;
     let parsed = ruff_python_parser::parse_module(&source.text).map_err(|e| {
         let (line, col) = crate::source::line_col(&source.text, e.location.start().to_usize());
         LoadError::new(

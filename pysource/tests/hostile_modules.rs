@@ -3,8 +3,8 @@
 //! modules from the test set-up. Each parses within the bounds or is a located error within
 //! seconds: never an abort or a stack overflow.
 
+use mooncake_sos_pysource::bounded_parse;
 use mooncake_sos_pysource::extract::extract;
-use mooncake_sos_pysource::nesting;
 use mooncake_sos_pysource::source::{self, LoadError, ModuleSource};
 use proptest::prelude::*;
 use std::path::Path;
@@ -202,7 +202,7 @@ fn real_modules_are_within_the_bounds() {
     let mut checked = 0;
     for wheel in source::wheels_in(Path::new(&dir), "mooncake").unwrap() {
         if let Some(m) = ModuleSource::read_wheel_if_present(&wheel, MODULE).unwrap() {
-            nesting::check(&m).unwrap();
+            bounded_parse::check(&m).unwrap();
             checked += 1;
         }
     }

@@ -10,9 +10,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::Module;
-use crate::contract::Contract;
 use crate::error::{Error, PyContext, Result};
 use crate::liveness::Liveness;
+use crate::load_check::Contract;
 use crate::store::Store;
 use crate::value::{ReplicateConfig, ToPy};
 

@@ -7,12 +7,12 @@
 //! explicit [`PythonEnv::venv`]) names the venv whose site-packages hold the mooncake wheel.
 
 pub mod call;
-pub mod contract;
 pub mod embedded;
 pub mod error;
 pub mod frozen;
 pub mod handle;
 pub mod liveness;
+pub mod load_check;
 pub mod python;
 pub mod store;
 pub mod value;
@@ -23,7 +23,6 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 
 pub use call::{Call, Instance};
-pub use contract::{Contract, NativeStore};
 pub use embedded::{EmbeddedStore, status};
 pub use error::{Error, PyContext, Result, SpecMismatch};
 pub use frozen::FrozenObjects;
@@ -32,6 +31,7 @@ pub use handle::{
     RefHandle, StageRef,
 };
 pub use liveness::Liveness;
+pub use load_check::{Contract, NativeStore};
 pub use python::PythonEnv;
 pub use store::{Store, StoreConfig, StoreKind};
 pub use value::{Record, ReplicateConfig, Rows, ToPy, json_to_py, py_to_json};
@@ -75,7 +75,7 @@ impl Module {
             // The module imports its native core: load that first, where pybind11 may keep
             // the thread state it sees (see `python::import_native`).
             python::import_native(py, contract.native_module);
-            let module = contract::check(py, contract).map_err(|e| match e {
+            let module = load_check::check(py, contract).map_err(|e| match e {
                 Error::Spec(mut s) if env.venv.is_none() => {
                     s.hint = Some(
                         "no venv was configured: set VIRTUAL_ENV (or MC_TEST_VENV, as \

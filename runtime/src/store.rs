@@ -9,10 +9,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::{Deserialize, Serialize};
 
-use crate::contract::{Contract, NativeStore};
 use crate::embedded::EmbeddedStore;
 use crate::error::{Error, PyContext, Result};
 use crate::liveness::{Liveness, connect};
+use crate::load_check::{Contract, NativeStore};
 
 /// What a store is set up from: the keys api.toml declares for the store's `setup(config:
 /// dict)`, and what the runtime itself needs (the replica count, the bind address, a timeout:
@@ -160,7 +160,7 @@ impl Store {
                     .context(|| "set MC_TCP_BIND_ADDRESS".into())?;
             }
             crate::python::import_native(py, module);
-            let store = crate::contract::native_class(py, module, native.class)
+            let store = crate::load_check::native_class(py, module, native.class)
                 .and_then(|cls| cls.call0())
                 .context(|| format!("{module}.{}()", native.class))?;
             let started = Instant::now();

@@ -1,14 +1,14 @@
 //! `watch`: the releases on the package index of every package api.toml's images name, each
 //! checked against the contract ([`release`]), and per image the transition the releases now
 //! allow ([`plan`]). [`index`] lists and downloads through pip into a cache keyed by sha256;
-//! [`diff`] compares a release's module with the pinned one; [`render`] prints the report.
+//! [`module_diff`] compares a release's module with the pinned one; [`render`] prints the report.
 
 pub mod adopt;
-pub mod diff;
 pub mod fetch;
 pub mod index;
 pub mod links;
 pub mod listing;
+pub mod module_diff;
 pub mod plan;
 pub mod redirect;
 pub mod release;

@@ -3,8 +3,8 @@
 //! one-file overlay over each overlay image's base, and how does it differ from the pinned
 //! module.
 
-use super::diff::{Change, diff};
 use super::index::Wheel;
+use super::module_diff::{Change, diff};
 pub use super::smoke::Smoke;
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_native::CoreSurface;
@@ -12,9 +12,9 @@ use mooncake_sos_native::images::{self, ImageSide};
 use mooncake_sos_native::model::ModuleKind;
 use mooncake_sos_native::needs::{from_manifest, serve};
 use mooncake_sos_native::read::Reader;
+use mooncake_sos_native::requirements::requirements;
 use mooncake_sos_native::users::UserRecord;
 use mooncake_sos_native::users_check;
-use mooncake_sos_native::uses::requirements;
 use mooncake_sos_pysource::extract::ModuleFacts;
 use mooncake_sos_pysource::source::{LoadError, ModuleSource};
 use serde::{Deserialize, Serialize};

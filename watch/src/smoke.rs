@@ -5,8 +5,8 @@
 //! not run it again.
 
 use super::index::Wheel;
+use mooncake_sos_native::cuda_runtime::provides;
 use mooncake_sos_native::read::{installed, missing_library};
-use mooncake_sos_native::runtime::provides;
 use mooncake_sos_native::wheel::inspect;
 use mooncake_sos_pysource::archive::Archive;
 use mooncake_sos_pysource::source::sha256_hex;
@@ -59,7 +59,7 @@ pub struct Smoker {
     pub isolation: mooncake_sos_native::isolate::Isolation,
     /// What the core needs to load, brought as the core reader brings it (`None`: only
     /// `lib_dirs`), and the module that imports the core (`mooncake.store`).
-    pub runtimes: Option<mooncake_sos_native::runtime::Runtimes>,
+    pub runtimes: Option<mooncake_sos_native::cuda_runtime::Runtimes>,
     pub native_module: String,
 }
 

@@ -3,11 +3,11 @@
 //! on the manifest is generated; the fixed parts (refs and their handle, the call helper, the
 //! load-time check) are hand-written in the runtime and re-exported.
 //!
-//! - [`contract`]: the pins as constants and the `API` contract (the shim, included as text),
+//! - [`load_check`]: the pins as constants and the `API` contract (the shim, included as text),
 //! - [`wrapper`]: one struct per dataclass, one wrapper per class (option structs from the
 //!   parameters that carry `rust = ...`), one function per module-level function or alias.
 
-mod contract;
+mod load_check;
 mod scenarios;
 mod wrapper;
 
@@ -20,7 +20,7 @@ use quote::{format_ident, quote};
 const CARGO_TOML: &str = include_str!("../../templates/generated.Cargo.toml");
 
 pub fn render(api: &Api) -> Result<Vec<Output>, RenderError> {
-    let contract = contract::tokens(api);
+    let contract = load_check::tokens(api);
     let scenarios = scenarios::tokens(api);
     let types = wrapper::tokens(api)?;
     let tokens = quote! {

@@ -300,7 +300,7 @@ fn member(subject: &str, m: &NativeMember, uses: &[&Use], failures: &mut Vec<Fin
             };
             // A call forwarded through a helper (`fn(*args)` / `fn(*args, config=config)`)
             // takes one path through it: its shapes are alternatives per call site, and one
-            // must fit (the rule `mooncake_sos_native::uses` applies against a core).
+            // must fit (the rule `mooncake_sos_native::requirements` applies against a core).
             let mut seen = BTreeSet::new();
             let mut forwarded: BTreeMap<usize, Vec<(&Use, &CallShape)>> = BTreeMap::new();
             for u in uses {

@@ -236,7 +236,7 @@ pub struct Surface {
     pub uses: Vec<Use>,
 }
 
-/// Parses `source` (nesting bounded: [`crate::nesting`]) and derives its surface; a syntax
+/// Parses `source` (nesting bounded: [`crate::bounded_parse`]) and derives its surface; a syntax
 /// error is a located [`LoadError`].
 pub fn derive(source: &ModuleSource, config: &SurfaceConfig) -> Result<Surface, LoadError> {
     let files = [SourceFile {

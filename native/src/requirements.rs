@@ -75,5 +75,5 @@ pub fn of_surface(surface: &Surface) -> Vec<Requirement> {
 }
 
 #[cfg(test)]
-#[path = "uses_tests.rs"]
+#[path = "requirements_tests.rs"]
 mod tests;

@@ -3,7 +3,7 @@
 //! torch-specific builds dropped. Additions and compatible changes are listed beside them.
 //!
 //! A call is judged by its shape only (how many positional arguments, which keywords), as
-//! [`mooncake_sos_pysource::surface::fits`] judges a consumer's call; parameter types are not compared, since
+//! [`mooncake_sos_manifest::signature::fits`] judges a consumer's call; parameter types are not compared, since
 //! pybind11's docstring types name C++ types that move between builds without breaking anyone.
 
 use super::model::{Access, Class, CoreSurface, Instance, Member, ModuleKind, Namespace, Read};
