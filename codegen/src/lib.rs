@@ -4,6 +4,7 @@
 //! - [`region`] finds the generated regions of hand-kept files,
 //! - [`sync`] splices regions, writes all or nothing, or checks for drift.
 
+pub mod regen;
 pub mod region;
 pub mod render;
 pub mod sync;

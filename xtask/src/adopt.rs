@@ -100,7 +100,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         from: from.name().to_owned(),
         to: target.strategy().name().to_owned(),
     }];
-    let outcome = manifest.edit_renaming(
+    let outcome = crate::manifest::written(manifest.edit_renaming(
         "adopt",
         |text| {
             let pin = match &target {
@@ -110,7 +110,7 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
             edit::move_image(text, &args.image, target.strategy(), pin, &package, &wheels)
         },
         &renames,
-    )?;
+    )?)?;
     println!(
         "adopt: image `{}`: {from} -> {}{}: {}",
         text(&args.image),

@@ -56,7 +56,9 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         );
         return Ok(Outcome::Failed);
     }
-    let outcome = manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?;
+    let outcome = crate::manifest::written(
+        manifest.edit("bump", |text| pin::set_pin(text, commit, &source.sha256))?,
+    )?;
     println!(
         "bump: {}: upstream pin {} -> {} (sha256 {})",
         manifest.display,

@@ -86,9 +86,9 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         return Ok(Outcome::Ok);
     }
     if args.record {
-        let outcome = manifest.edit("matrix --record", |text| {
+        let outcome = crate::manifest::written(manifest.edit("matrix --record", |text| {
             pin::set_first_release(text, &first.package, &first.version)
-        })?;
+        })?)?;
         eprintln!(
             "matrix: recorded {} {} in {} [drop]",
             first.package, first.version, manifest.display

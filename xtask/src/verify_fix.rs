@@ -97,7 +97,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
         println!("verify --fix --dry-run: {count} declaration change(s); nothing written");
         return Ok(Outcome::Ok);
     }
-    manifest.edit("verify --fix", |_| Ok(edited))?;
+    crate::manifest::written(manifest.edit("verify --fix", |_| Ok(edited))?)?;
     println!(
         "verify --fix: {count} declaration change(s) written to {name} (review the diff above)"
     );
