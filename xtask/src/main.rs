@@ -4,7 +4,6 @@
 //! (reading and checking the upstream module) and [`exit`]; no command imports another.
 
 mod adopt;
-mod bench;
 mod bump;
 mod core;
 mod core_diff;
@@ -52,9 +51,6 @@ enum Command {
     Watch(watch::Args),
     /// Move an image to another strategy (pin, check, overlay) where watch allows it, then regen.
     Adopt(adopt::Args),
-    /// Time `verify --module` against the same extraction in Python's `ast` (run by hand).
-    #[command(hide = true)]
-    BenchVerify(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +77,5 @@ fn dispatch(command: Command) -> exit::Result {
         Command::Users(args) => users::run(&args, &args.manifest.load()?),
         Command::Watch(args) => watch::run(&args, &args.manifest.load()?),
         Command::Adopt(args) => adopt::run(&args, &args.manifest.load()?),
-        Command::BenchVerify(args) => bench::run(&args, &args.manifest.load()?),
     }
 }

@@ -1,11 +1,12 @@
-//! `cargo xtask bench-verify` (hidden; run by hand, release build): `verify --module` against
-//! the same static check in Python with `ast`, side by side in one run, medians. With
+//! `verify --module` against the same static check in Python with `ast`, side by side in one
+//! run, medians (run by hand, release build, from the repository root):
+//! `cargo build --release -p xtask && cargo run --release -q -p mooncake-sos-pysource
+//! --example bench_verify -- --module FILE [--surface]`. With
 //! `--surface`: `verify --module --surface` against `pysource/bench/parse_walk_ast.py` (parse and visit every node with `ast`).
 //! Two views: in-process (read + parse + extract + compare, the work itself) and whole
 //! process (what a user waits for: `xtask verify --module` vs `python3 verify_ast.py`).
 
-use crate::exit::{BadInput, Outcome, Result};
-use crate::manifest::{Manifest, ManifestArg, repo_root};
+use clap::Parser;
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface;
@@ -14,10 +15,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub manifest: ManifestArg,
+#[derive(Parser)]
+struct Args {
+    /// The manifest.
+    #[arg(long, default_value = "api.toml")]
+    manifest: PathBuf,
+    /// The release build of xtask, for the whole-process side.
+    #[arg(long, default_value = "target/release/xtask")]
+    xtask: PathBuf,
     /// The module to check (e.g. the 0.3.13.post1 one, 257 KB).
     #[arg(long, value_name = "FILE")]
     module: PathBuf,
@@ -32,10 +37,18 @@ pub struct Args {
     surface: bool,
 }
 
-pub fn run(args: &Args, manifest: &Manifest) -> Result {
-    bench(args, &manifest.path, &manifest.api)
-        .map_err(|message| BadInput(format!("bench-verify: error: {message}")))?;
-    Ok(Outcome::Ok)
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let run = mooncake_sos_manifest::load(&args.manifest, &args.manifest.display().to_string())
+        .map_err(|d| d.to_string())
+        .and_then(|api| bench(&args, &args.manifest, &api));
+    match run {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bench-verify: error: {message}");
+            std::process::ExitCode::from(2)
+        }
+    }
 }
 
 /// What verify_ast.py and parse_walk_ast.py print: each run's wall time, what they found.
@@ -69,9 +82,8 @@ fn bench(args: &Args, manifest: &Path, api: &Api) -> std::result::Result<(), Str
         let symbols = serde_json::to_string(&api.symbols).map_err(|e| e.to_string())?;
         ("verify_ast.py", symbols)
     };
-    let script = repo_root()
-        .map_err(|e| e.0)?
-        .join("pysource/bench")
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench")
         .join(script);
     let dir = std::env::temp_dir().join(format!("bench-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -142,7 +154,7 @@ fn compare(
         py_misses = n;
     }
     // Whole process, interleaved the same way.
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = &args.xtask;
     // Both sides through the same runner, so its cost is the same on each.
     let time = |cmd: &mut Command| {
         let start = Instant::now();
@@ -151,7 +163,7 @@ fn compare(
     };
     let (mut rust_proc, mut py_proc) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        let mut verify = Command::new(&exe);
+        let mut verify = Command::new(exe);
         verify.args(["verify", "--manifest"]).arg(manifest);
         verify.arg("--module").arg(module);
         if args.surface {
