@@ -3,6 +3,7 @@
 //! the line endings and BOM every edit keeps ([`layout`]). The generator (`codegen`) and the
 //! checkers stand side by side on it; what they share that is not api.toml is in `support`.
 
+pub mod core_record;
 pub mod edit;
 pub mod layout;
 pub mod model;

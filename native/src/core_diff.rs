@@ -6,7 +6,9 @@
 //! [`mooncake_sos_manifest::signature::fits`] judges a consumer's call; parameter types are not compared, since
 //! pybind11's docstring types name C++ types that move between builds without breaking anyone.
 
-use super::model::{Access, Class, CoreSurface, Instance, Member, ModuleKind, Namespace, Read};
+use mooncake_sos_manifest::core_record::{
+    Access, Class, CoreSurface, Instance, Member, ModuleKind, Namespace, Read,
+};
 use overloads::overloads;
 use serde::Serialize;
 use std::collections::BTreeMap;

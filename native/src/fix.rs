@@ -6,7 +6,7 @@
 //! optional, a computed name). Pure: the caller writes the plan into api.toml.
 
 use crate::images::{ImageFinding, ImageSide};
-use crate::model::{CoreSurface, Instance, Member};
+use mooncake_sos_manifest::core_record::{CoreSurface, Instance, Member};
 use mooncake_sos_manifest::edit::{Attribute, Edit};
 use mooncake_sos_manifest::signature::overload_params;
 use mooncake_sos_manifest::signature::{CallShape, fits};

@@ -2,10 +2,10 @@
 //! the module's uses, and every module of the package the module imports at module level
 //! must be in the image after its layer. Offline: records are data, nothing runs.
 
-use super::model::{CoreSurface, ModuleKind};
 use super::needs::serve;
 use super::record;
 use super::requirements::requirements;
+use mooncake_sos_manifest::core_record::{CoreSurface, ModuleKind};
 use mooncake_sos_manifest::model::{Api, Image, Layer};
 use mooncake_sos_pysource::source::LoadError;
 use mooncake_sos_pysource::surface::{Target, Use};

@@ -4,7 +4,7 @@
 //! - [`wheel`] finds the core in a wheel (`mooncake/store.so`, or `mooncake/_store*.so` once
 //!   `mooncake.store` is a package) and hashes both;
 //! - [`read`] imports it in a throwaway venv with `introspect.py` under a deadline, and caches
-//!   the [`model::CoreSurface`] by the wheel's sha256;
+//!   the [`mooncake_sos_manifest::core_record::CoreSurface`] by the wheel's sha256;
 //! - [`needs`] checks a module's uses (object path, call / read / write / construct,
 //!   required or probed) against a surface into a verdict with the first missing use;
 //! - [`requirements`] maps a module's derived surface to those uses;
@@ -18,7 +18,6 @@ mod fit;
 pub mod fix;
 pub mod images;
 pub mod isolate;
-pub mod model;
 pub mod needs;
 pub mod progress;
 pub mod read;
@@ -34,6 +33,5 @@ pub mod wheel;
 #[cfg(test)]
 mod test_cores;
 
-pub use model::CoreSurface;
 pub use needs::{Requirement, Usage, Verdict, serve};
 pub use read::Reader;

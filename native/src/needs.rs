@@ -5,7 +5,7 @@
 
 pub use super::fit::Why;
 use super::fit::callable;
-use super::model::{Access, Class, CoreSurface, Instance, Member, Place};
+use mooncake_sos_manifest::core_record::{Access, Class, CoreSurface, Instance, Member, Place};
 use mooncake_sos_manifest::model::native::qualified;
 use mooncake_sos_manifest::model::{NativeCheck, NativeRequirement};
 use mooncake_sos_manifest::signature::CallShape;

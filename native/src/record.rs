@@ -2,8 +2,8 @@
 //! `cargo xtask core --record`, so the images' cores can be checked offline and reviewed
 //! as data. The drift check compares a record with a fresh reading of the same wheel.
 
-use super::model::{CoreSurface, FORMAT, Instance};
 use super::wheel::is_plain_release;
+use mooncake_sos_manifest::core_record::{CoreSurface, FORMAT, Instance};
 use mooncake_sos_manifest::model::values::is_python_name;
 use mooncake_sos_pysource::source::LoadError;
 use mooncake_sos_support::escape;
@@ -184,7 +184,7 @@ pub fn drift(root: &Path, surface: &CoreSurface) -> Drift {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Access, Member, Read};
+    use mooncake_sos_manifest::core_record::{Access, Member, Read};
 
     fn recorded() -> CoreSurface {
         let root = mooncake_sos_testkit::repo_root();
@@ -242,7 +242,7 @@ mod tests {
                 Box::new(|s| {
                     s.modules.insert(
                         "mooncake.<img src=x>".into(),
-                        crate::model::ModuleKind::Python,
+                        mooncake_sos_manifest::core_record::ModuleKind::Python,
                     );
                 }),
                 "module 'mooncake.<img src=x>'",

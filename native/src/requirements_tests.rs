@@ -2,9 +2,9 @@
 //! core then serves.
 
 use super::*;
-use crate::CoreSurface;
 use crate::needs::{Why, serve};
 use crate::test_cores::{class, method, surface_json};
+use mooncake_sos_manifest::core_record::CoreSurface;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};
 

@@ -5,7 +5,8 @@
 //! capture bound). Whether a name is one Python could hold is the record's rule
 //! ([`crate::record::misnamed`]); every name is printed escaped.
 
-use crate::model::{Class, Instance, Introspected, Member, Read};
+use crate::read::Introspected;
+use mooncake_sos_manifest::core_record::{Class, Instance, Member, Read};
 use std::collections::BTreeMap;
 
 /// Longest name (a class, member, function or module).
@@ -51,8 +52,8 @@ pub(crate) fn check(found: &Introspected) -> Result<(), String> {
 fn namespace(
     module: &str,
     classes: &BTreeMap<String, Class>,
-    functions: &BTreeMap<String, crate::model::Function>,
-    values: &BTreeMap<String, crate::model::Value>,
+    functions: &BTreeMap<String, mooncake_sos_manifest::core_record::Function>,
+    values: &BTreeMap<String, mooncake_sos_manifest::core_record::Value>,
 ) -> Result<(), String> {
     for (name, class) in classes {
         short(&format!("a class of {module}"), name)?;

@@ -122,8 +122,11 @@ pub fn check_each(images: &[ImageSide], file: &str, uses: &[Use]) -> Vec<SiteFin
 
 /// The names a core records under `path`'s owner (`Class` of `Class.member`, or the module),
 /// and whether `path` itself is one of them.
-fn near_names(core: &crate::model::CoreSurface, path: &str) -> (Vec<String>, bool) {
-    use crate::model::Place;
+fn near_names(
+    core: &mooncake_sos_manifest::core_record::CoreSurface,
+    path: &str,
+) -> (Vec<String>, bool) {
+    use mooncake_sos_manifest::core_record::Place;
     let Place::Found(ns, rest) = core.place(path) else {
         return (Vec::new(), false);
     };

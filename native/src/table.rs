@@ -1,9 +1,9 @@
 //! Modules × native cores: for each module's uses and each core, compatible or the first
 //! use the core cannot serve.
 
-use super::model::CoreSurface;
 use super::needs::{Requirement, Verdict, from_manifest, serve};
 use super::requirements::of_surface;
+use mooncake_sos_manifest::core_record::CoreSurface;
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_pysource::source::{LoadError, ModuleSource};
 use mooncake_sos_pysource::surface::{SurfaceConfig, derive};

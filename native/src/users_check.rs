@@ -3,9 +3,9 @@
 //! warning); a probed member that disappears is a warning naming the fallback now taken.
 
 use super::fit::fits_any;
-use super::model::{CoreSurface, Member, ModuleKind, NamespaceRef, Place};
 use super::record;
 use super::users::{self, UseAccess, UserRecord, UserUse};
+use mooncake_sos_manifest::core_record::{CoreSurface, Member, ModuleKind, NamespaceRef, Place};
 use mooncake_sos_manifest::model::{Api, Image};
 use mooncake_sos_pysource::source::LoadError;
 use std::collections::BTreeMap;

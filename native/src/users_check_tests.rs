@@ -3,8 +3,8 @@
 //! the member.
 
 use super::check;
-use crate::model::{CoreSurface, Member, Read};
 use crate::{record, users};
+use mooncake_sos_manifest::core_record::{CoreSurface, Member, Read};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {

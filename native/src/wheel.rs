@@ -1,7 +1,7 @@
 //! What a wheel says about its native core before anything runs: the distribution and
 //! version (METADATA), the extension module that is the core, and the hashes.
 
-use super::model::ModuleKind;
+use mooncake_sos_manifest::core_record::ModuleKind;
 use mooncake_sos_pysource::archive::Archive;
 use mooncake_sos_pysource::source::LoadError;
 use std::collections::BTreeMap;

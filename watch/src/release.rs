@@ -6,10 +6,10 @@
 use super::index::Wheel;
 use super::module_diff::{Change, diff};
 pub use super::smoke::Smoke;
+use mooncake_sos_manifest::core_record::CoreSurface;
+use mooncake_sos_manifest::core_record::ModuleKind;
 use mooncake_sos_manifest::model::Api;
-use mooncake_sos_native::CoreSurface;
 use mooncake_sos_native::images::{self, ImageSide};
-use mooncake_sos_native::model::ModuleKind;
 use mooncake_sos_native::needs::{from_manifest, serve};
 use mooncake_sos_native::read::Reader;
 use mooncake_sos_native::requirements::requirements;

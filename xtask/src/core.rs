@@ -6,12 +6,12 @@ use crate::core_diff::{self, Form};
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::Reading;
+use mooncake_sos_manifest::core_record::{CoreSurface, Member};
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_native::images::{self, Unread};
 use mooncake_sos_native::needs::{from_manifest, serve};
 use mooncake_sos_native::read::Origin;
 use mooncake_sos_native::record::{self, Drift};
-use mooncake_sos_native::{CoreSurface, model::Member};
 use mooncake_sos_support::escape::{self, text};
 use std::path::{Path, PathBuf};
 

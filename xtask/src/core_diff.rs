@@ -3,8 +3,9 @@
 //! record from `cores/`.
 
 use crate::exit::{Outcome, Result};
+use mooncake_sos_manifest::core_record::CoreSurface;
 use mooncake_sos_native::core_diff::{Change, CoreDiff, Impact, diff};
-use mooncake_sos_native::{CoreSurface, Reader, record};
+use mooncake_sos_native::{Reader, record};
 use mooncake_sos_support::escape;
 use std::path::Path;
 

@@ -94,9 +94,5 @@ fn cores(root: &Path, api: &Api) -> std::result::Result<Cores, Unreadable> {
         location: e.location,
         message: e.message,
     })?;
-    let texts: Vec<String> = records.iter().map(|r| r.to_json()).collect();
-    Cores::from_records(&texts).map_err(|message| Unreadable {
-        location: root.join("cores").display().to_string(),
-        message,
-    })
+    Ok(Cores::new(records))
 }

@@ -3,8 +3,8 @@
 
 use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
+use mooncake_sos_manifest::core_record::CoreSurface;
 use mooncake_sos_manifest::model::Api;
-use mooncake_sos_native::CoreSurface;
 use mooncake_sos_native::cuda_runtime::Runtimes;
 use mooncake_sos_native::images::{self, ImageFinding};
 use mooncake_sos_native::isolate::Isolation;

@@ -6,8 +6,8 @@
 use crate::exit::{BadInput, Outcome, Result};
 use crate::manifest::{Manifest, ManifestArg};
 use crate::upstream::IndexArgs;
+use mooncake_sos_manifest::core_record::Read;
 use mooncake_sos_manifest::model::{Api, Image, Layer};
-use mooncake_sos_native::model::Read;
 use mooncake_sos_native::record;
 use mooncake_sos_native::users::{self, UserRecord};
 use mooncake_sos_native::users_check::pin_users;

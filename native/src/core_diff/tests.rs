@@ -2,8 +2,8 @@
 //! doctoring must come out as exactly the breaking change it makes.
 
 use super::{Impact, diff};
-use crate::model::{CoreSurface, Member};
 use crate::record;
+use mooncake_sos_manifest::core_record::{CoreSurface, Member};
 use std::path::Path;
 
 fn real(version: &str) -> CoreSurface {
@@ -183,7 +183,7 @@ fn a_property_made_read_only_or_a_method_made_a_property_breaks() {
 
 #[test]
 fn the_engine_and_the_python_modules_are_compared_too() {
-    use crate::model::Read;
+    use mooncake_sos_manifest::core_record::Read;
     let old = real("0.3.11.post1");
     let mut new = old.clone();
     let Some(Read::Read(engine)) = new.extensions.get_mut("mooncake.engine") else {

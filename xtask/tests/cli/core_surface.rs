@@ -179,7 +179,7 @@ fn the_rocm_image_core_record_matches_its_wheel_and_what_is_known_of_the_base() 
     assert!(overloads("setup").contains(&"config: dict".to_owned()));
     assert!(overloads("remove").contains(&"key: str, force: bool = False".to_owned()));
     // The record lists the package's modules: the fill's pure-Python files among them.
-    use mooncake_sos_native::model::ModuleKind;
+    use mooncake_sos_manifest::core_record::ModuleKind;
     assert_eq!(
         record.modules["mooncake.structured_object_store"],
         ModuleKind::Python

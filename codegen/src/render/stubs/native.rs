@@ -3,11 +3,12 @@
 //! has, typed from its pybind11 docstrings, with the contract's facts on top (the keys of the
 //! setup dict). A member whose images disagree is written as what they all take.
 
-use super::cores::{Cores, Member, Namespace, Value};
+use super::cores::Cores;
 use super::scope::{Binding, Scope, anything, docstring_signatures, is_free_name, is_member_name};
 use super::{ClassStub, DefStub, HEADER, Item, ModuleStub, TypedDictStub};
 use crate::render::python::str_literal;
 use heck::ToUpperCamelCase;
+use mooncake_sos_manifest::core_record::{Function, Member, NamespaceRef, Value};
 use mooncake_sos_manifest::model::Api;
 use mooncake_sos_manifest::model::native::MemberKind;
 use std::collections::{BTreeMap, BTreeSet};
@@ -107,10 +108,10 @@ struct Shared {
     values: BTreeMap<String, Option<Value>>,
 }
 
-fn shared(readings: &[&Namespace]) -> Shared {
+fn shared(readings: &[NamespaceRef<'_>]) -> Shared {
     let (first, rest) = readings.split_first().expect("a module with a reading");
     let mut classes = BTreeMap::new();
-    for (name, class) in &first.classes {
+    for (name, class) in first.classes {
         let others: Option<Vec<_>> = rest.iter().map(|r| r.classes.get(name)).collect();
         let Some(others) = others else { continue };
         let mut members = BTreeMap::new();
@@ -124,16 +125,16 @@ fn shared(readings: &[&Namespace]) -> Shared {
         classes.insert(name.clone(), members);
     }
     let mut functions = BTreeMap::new();
-    for (name, f) in &first.functions {
+    for (name, f) in first.functions {
         let others: Option<Vec<_>> = rest.iter().map(|r| r.functions.get(name)).collect();
         if let Some(others) = others {
-            let function = |f: &super::cores::Function| callable(Binding::Function, &f.overloads);
+            let function = |f: &Function| callable(Binding::Function, &f.overloads);
             let merged = others.into_iter().map(function).fold(function(f), both);
             functions.insert(name.clone(), merged);
         }
     }
     let mut values = BTreeMap::new();
-    for (name, v) in &first.values {
+    for (name, v) in first.values {
         let others: Option<Vec<_>> = rest.iter().map(|r| r.values.get(name)).collect();
         if let Some(others) = others {
             let agreed = others.iter().all(|o| *o == v).then(|| v.clone());

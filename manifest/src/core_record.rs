@@ -1,5 +1,7 @@
-//! A native core's surface as data: what `introspect.py` prints, plus where it came from.
-//! Maps are ordered, so the JSON of a surface is byte-identical wherever it is written.
+//! A native core's record (`cores/<package>-<version>.json`): its surface as the core reader
+//! found it, and where it came from. The repository holds these beside api.toml; the checkers
+//! read them (`native`) and the stubs are rendered from them (`codegen`). Maps are ordered,
+//! so the JSON of a surface is byte-identical wherever it is written.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -64,6 +66,15 @@ impl<'a> From<&'a Namespace> for NamespaceRef<'a> {
 }
 
 impl CoreSurface {
+    /// The namespace of extension module `module`: the core's own, or another extension's
+    /// that was read.
+    pub fn module(&self, module: &str) -> Option<NamespaceRef<'_>> {
+        if module == self.core.module {
+            return Some(self.own());
+        }
+        self.extensions.get(module)?.read().map(Into::into)
+    }
+
     /// The core's own namespace.
     pub fn own(&self) -> NamespaceRef<'_> {
         NamespaceRef {
@@ -260,18 +271,4 @@ impl CoreSurface {
     pub fn label(&self) -> String {
         format!("{} {}", self.wheel.package, self.wheel.version)
     }
-}
-
-/// What `introspect.py` prints: the surface without the wheel's facts, which Rust knows.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Introspected {
-    pub module: String,
-    /// Where the module was imported from (checked to be the venv's copy, then dropped).
-    pub file: Option<String>,
-    pub classes: BTreeMap<String, Class>,
-    pub functions: BTreeMap<String, Function>,
-    pub values: BTreeMap<String, Value>,
-    pub extensions: BTreeMap<String, Read<Namespace>>,
-    pub python: BTreeMap<String, Read<Vec<String>>>,
 }
