@@ -6,16 +6,13 @@ use super::cuda_runtime::{Runtimes, provides};
 use super::record::MAX_RECORD_BYTES;
 use super::wheel::{WheelCore, inspect};
 use crate::isolate::Isolation;
-use mooncake_sos_manifest::core_record::{
-    Class, CoreInfo, CoreSurface, FORMAT, Function, ModuleKind, Namespace, Read, Value, WheelInfo,
-};
+use crate::shape::Introspected;
+use mooncake_sos_manifest::core_record::{CoreInfo, CoreSurface, FORMAT, ModuleKind, WheelInfo};
 use mooncake_sos_manifest::signature::OVERLOADS_PY;
 use mooncake_sos_pysource::archive::{Archive, MAX_WHEEL_BYTES};
 use mooncake_sos_pysource::source::{LoadError, sha256_hex};
 use mooncake_sos_support::bounded::step::{Finished, StepError, bounded, bounded_fed, tail};
 use mooncake_sos_support::{input, kept};
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -404,20 +401,6 @@ fn import_error(core: &WheelCore, stderr: &str) -> String {
             tail(stderr, 12)
         ),
     }
-}
-
-/// What `introspect.py` prints: the surface without the wheel's facts, which Rust knows.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Introspected {
-    pub module: String,
-    /// Where the module was imported from (checked to be the venv's copy, then dropped).
-    pub file: Option<String>,
-    pub classes: BTreeMap<String, Class>,
-    pub functions: BTreeMap<String, Function>,
-    pub values: BTreeMap<String, Value>,
-    pub extensions: BTreeMap<String, Read<Namespace>>,
-    pub python: BTreeMap<String, Read<Vec<String>>>,
 }
 
 #[cfg(test)]

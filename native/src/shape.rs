@@ -5,8 +5,10 @@
 //! capture bound). Whether a name is one Python could hold is the record's rule
 //! ([`crate::record::misnamed`]); every name is printed escaped.
 
-use crate::read::Introspected;
-use mooncake_sos_manifest::core_record::{Class, Instance, Member, Read};
+use mooncake_sos_manifest::core_record::{
+    Class, Function, Instance, Member, Namespace, Read, Value,
+};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Longest name (a class, member, function or module).
@@ -125,6 +127,20 @@ fn error(owner: &str, value: &str) -> Result<(), String> {
 fn quoted(value: &str) -> String {
     let cut: String = value.chars().take(40).collect();
     format!("'{}...'", mooncake_sos_support::escape::text(&cut))
+}
+
+/// What `introspect.py` prints: the surface without the wheel's facts, which Rust knows.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Introspected {
+    pub module: String,
+    /// Where the module was imported from (checked to be the venv's copy, then dropped).
+    pub file: Option<String>,
+    pub classes: BTreeMap<String, Class>,
+    pub functions: BTreeMap<String, Function>,
+    pub values: BTreeMap<String, Value>,
+    pub extensions: BTreeMap<String, Read<Namespace>>,
+    pub python: BTreeMap<String, Read<Vec<String>>>,
 }
 
 #[cfg(test)]
