@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["wheels", "images", "diff"])))]
-pub struct Args {
+pub struct CoreArgs {
     /// Wheels whose native core is read (the package's `store` extension module).
     #[arg(value_name = "WHEEL")]
     pub wheels: Vec<PathBuf>,
@@ -70,7 +70,7 @@ pub const RULES: [RuleInfo; 3] = [
 ];
 
 /// Runs `core` as `args` ask; `cache` holds the read cores and runtimes.
-pub fn run(args: &Args, contract: &Contract, cache: &Path) -> Result {
+pub fn run(args: &CoreArgs, contract: &Contract, cache: &Path) -> Result {
     let api = &contract.api;
     let format = crate::args::format(args.json, args.markdown, args.format);
     let reader = args.reading.reader(cache)?;

@@ -17,7 +17,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub struct UsersArgs {
     /// Derive users' uses of the package and write consumers/<package>-<version>.json, all or
     /// nothing. Without WHEEL: every user a pin image names, its wheel from the package index
     /// (watch's index and cache: --index-url, --watch-cache, --offline); with WHEEL...: those
@@ -43,7 +43,7 @@ pub const RULE: RuleInfo = RuleInfo {
 };
 
 /// Records (`--record`), or checks every pin image's users.
-pub fn run(args: &Args, contract: &Contract, cache: &Path) -> Result {
+pub fn run(args: &UsersArgs, contract: &Contract, cache: &Path) -> Result {
     let (api, root) = (&contract.api, contract.root.as_path());
     let records = match &args.record {
         None => return check_pins(api, root, args.format.unwrap_or(Format::Text)),
@@ -131,7 +131,7 @@ fn derive(api: &Api, root: &Path, wheel: &Path) -> Result<UserRecord> {
 /// bounded, checked against the sha256 the index page lists), then derived. The wheel file is
 /// the one pip takes for `--core-python`. The first failure is bad input naming the image and
 /// the user; what the wheels came from is printed only once all are derived.
-fn from_index(args: &Args, contract: &Contract, cache: &Path) -> Result<Vec<UserRecord>> {
+fn from_index(args: &UsersArgs, contract: &Contract, cache: &Path) -> Result<Vec<UserRecord>> {
     let (api, root) = (&contract.api, contract.root.as_path());
     let index = args
         .index

@@ -37,9 +37,9 @@ enum Command {
     /// fit, and be served by every image's core.
     Verify(Verify),
     /// Read wheels' native cores; check the images' recorded cores; diff two cores.
-    Core(core::Args),
+    Core(core::CoreArgs),
     /// The images' other users of the package: record them, check them across pins.
-    Users(users::Args),
+    Users(users::UsersArgs),
 }
 
 #[derive(clap::Args)]

@@ -11,7 +11,7 @@ pub struct Args {
     #[command(flatten)]
     pub manifest: ManifestArg,
     #[command(flatten)]
-    pub core: mooncake_sos_checks::core::Args,
+    pub core: mooncake_sos_checks::core::CoreArgs,
 }
 
 pub fn run(args: &Args, manifest: &Manifest) -> Result {

@@ -11,7 +11,7 @@ pub struct Args {
     #[command(flatten)]
     pub manifest: ManifestArg,
     #[command(flatten)]
-    pub users: mooncake_sos_checks::users::Args,
+    pub users: mooncake_sos_checks::users::UsersArgs,
 }
 
 pub fn run(args: &Args, manifest: &Manifest) -> Result {
