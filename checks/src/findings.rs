@@ -171,7 +171,7 @@ pub fn sarif(command: &str, rules: &[RuleInfo], findings: &[Finding], summary: &
         })
         .collect();
     let log = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
