@@ -13,10 +13,17 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
         files.extend(records(root, dir));
     }
-    let mut out = String::from("/// The built-in contract: (path relative to api.toml's directory, text).\npub const FILES: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// The built-in contract: (path relative to api.toml's directory, text).\npub const FILES: &[(&str, &str)] = &[\n",
+    );
     for (rel, path) in &files {
         println!("cargo:rerun-if-changed={}", path.display());
-        writeln!(out, "    ({rel:?}, include_str!({:?})),", path.display().to_string()).unwrap();
+        writeln!(
+            out,
+            "    ({rel:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
     }
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("contract.rs");

@@ -16,7 +16,10 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The packaging tools' venv (maturin, pre-commit), from scripts/setup-test-env.sh.
@@ -35,10 +38,7 @@ fn target_dir() -> PathBuf {
 }
 
 fn run(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    out
+    cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
 fn ok(cmd: &mut Command) -> String {
@@ -63,7 +63,9 @@ fn clean_checkout() -> &'static Path {
         let head = ok(Command::new("git")
             .args(["rev-parse", "HEAD"])
             .current_dir(&root));
-        let dir = target_dir().join("pydist").join(format!("clean-{}", &head.trim()[..12]));
+        let dir = target_dir()
+            .join("pydist")
+            .join(format!("clean-{}", &head.trim()[..12]));
         if dir.join(".git/unpacked").exists() {
             return dir;
         }
@@ -75,7 +77,11 @@ fn clean_checkout() -> &'static Path {
             .arg(&archive)
             .arg("HEAD")
             .current_dir(&root));
-        ok(Command::new("tar").arg("-xf").arg(&archive).arg("-C").arg(&dir));
+        ok(Command::new("tar")
+            .arg("-xf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&dir));
         std::fs::remove_file(&archive).unwrap();
         git_repo(&dir);
         std::fs::write(dir.join(".git/unpacked"), "").unwrap();
@@ -87,7 +93,14 @@ fn clean_checkout() -> &'static Path {
 fn git_repo(dir: &Path) {
     let git = |args: &[&str]| {
         ok(Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(dir))
     };
@@ -215,7 +228,11 @@ fn the_wheel_from_a_clean_checkout_checks_a_consumer_tree_outside_the_repository
         .iter()
         .map(|l| l.split(':').next().unwrap())
         .collect();
-    let ids: Vec<String> = api.images.iter().map(|i| format!("image {}", i.id)).collect();
+    let ids: Vec<String> = api
+        .images
+        .iter()
+        .map(|i| format!("image {}", i.id))
+        .collect();
     assert_eq!(images, ids, "{version}");
     for image in &api.images {
         if let Some((package, base, release)) = image.layer.pin() {
@@ -228,10 +245,20 @@ fn the_wheel_from_a_clean_checkout_checks_a_consumer_tree_outside_the_repository
     let out = cli(&["--manifest", other.to_str().unwrap(), "--version"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(
-        text(&out).lines().nth(1).unwrap().starts_with(&format!("contract: {} ", other.display())),
+        text(&out)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(&format!("contract: {} ", other.display())),
         "{out:?}"
     );
-    let out = cli(&["--manifest", "nowhere/api.toml", "verify", "--consumer", "."]);
+    let out = cli(&[
+        "--manifest",
+        "nowhere/api.toml",
+        "verify",
+        "--consumer",
+        ".",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -260,23 +287,35 @@ fn the_pre_commit_hook_passes_a_clean_file_and_fails_naming_the_line_of_a_mistak
             .env("PRE_COMMIT_HOME", &home)
             .env("CARGO_TARGET_DIR", target_dir())
             .current_dir(&miles));
-        eprintln!("pydist: pre-commit try-repo: {:.1}s", started.elapsed().as_secs_f64());
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        eprintln!(
+            "pydist: pre-commit try-repo: {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     // The whole committed tree passes.
     let (code, stdout) = try_repo("--all-files");
     assert_eq!(code, Some(0), "{stdout}");
     assert!(
-        stdout.lines().any(|l| l.starts_with("mooncake-sos verify --consumer") && l.ends_with("Passed")),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("mooncake-sos verify --consumer") && l.ends_with("Passed")),
         "{stdout}"
     );
     std::fs::write(miles.join("miles/bad.py"), fixture("undeclared.py")).unwrap();
-    ok(Command::new("git").args(["add", "miles/bad.py"]).current_dir(&miles));
+    ok(Command::new("git")
+        .args(["add", "miles/bad.py"])
+        .current_dir(&miles));
     // A commit adding a file with mistakes (pre-commit's default: the staged files) fails.
     let (code, stdout) = try_repo("--verbose");
     assert_eq!(code, Some(1), "{stdout}");
     assert!(
-        stdout.lines().any(|l| l.starts_with("mooncake-sos verify --consumer") && l.ends_with("Failed")),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("mooncake-sos verify --consumer") && l.ends_with("Failed")),
         "{stdout}"
     );
     // The hook reports the files pre-commit gives it, read with the rest of the tree.

@@ -63,7 +63,9 @@ fn help(rule: Rule) -> &'static str {
         Rule::ComputedName => {
             "Name the API statically (no getattr with a computed name, no `*` import), so the check can follow it."
         }
-        Rule::DictKey => "Use one of the dict keys api.toml declares for that call, or declare the key.",
+        Rule::DictKey => {
+            "Use one of the dict keys api.toml declares for that call, or declare the key."
+        }
         Rule::NativeUndeclared => {
             "Declare the native member or sibling module in api.toml ([[native]], [[sibling]]), or stop using it."
         }
@@ -93,7 +95,9 @@ pub fn verify(contract: &Contract, paths: &[PathBuf], options: &Options) -> Resu
     let mut report = consumer::check(api, &sources, &images::extensions(&sides))?;
     if !options.only.is_empty() {
         let only: Vec<PathBuf> = options.only.iter().map(|p| same_file(p)).collect();
-        report.files.retain(|f| only.contains(&same_file(Path::new(&f.file))));
+        report
+            .files
+            .retain(|f| only.contains(&same_file(Path::new(&f.file))));
     }
     let declared: Vec<String> = api.surface.members.iter().map(|m| m.path()).collect();
     let mut findings = Vec::new();

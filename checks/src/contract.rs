@@ -54,9 +54,8 @@ impl Contract {
                 .parent()
                 .map_or(Ok(()), std::fs::create_dir_all)
                 .and_then(|()| std::fs::write(&path, text));
-            written.map_err(|e| {
-                BadInput(format!("{}: error: cannot unpack: {e}", path.display()))
-            })?;
+            written
+                .map_err(|e| BadInput(format!("{}: error: cannot unpack: {e}", path.display())))?;
         }
         let text = files
             .iter()
@@ -92,10 +91,7 @@ impl Contract {
                     base_package,
                     base_version,
                     release,
-                } => format!(
-                    "pin {base_package} {base_version} -> {}",
-                    release.version
-                ),
+                } => format!("pin {base_package} {base_version} -> {}", release.version),
                 Layer::Overlay {
                     base_package,
                     base_version,

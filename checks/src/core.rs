@@ -167,11 +167,7 @@ pub fn run(args: &CoreArgs, contract: &Contract, cache: &Path) -> Result {
 
 /// Writes each surface's record under `out` (a name Python could not hold is refused for
 /// every wheel before any is written).
-fn record_all(
-    surfaces: &[(&PathBuf, CoreSurface, Origin)],
-    out: &Path,
-    quiet: bool,
-) -> Result<()> {
+fn record_all(surfaces: &[(&PathBuf, CoreSurface, Origin)], out: &Path, quiet: bool) -> Result<()> {
     for (wheel, surface, _) in surfaces {
         if let Some(name) = record::misnamed(surface) {
             return Err(BadInput(format!(

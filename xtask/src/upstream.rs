@@ -212,9 +212,7 @@ pub struct WatchArgs {
 
 impl WatchArgs {
     pub fn index(&self) -> crate::exit::Result<watch::index::Index> {
-        Ok(self
-            .index
-            .open(self.reading.interpreter(), &cache_root()?))
+        Ok(self.index.open(self.reading.interpreter(), &cache_root()?))
     }
 
     /// Lists, downloads and checks every release (`mooncake_sos_watch::run`).

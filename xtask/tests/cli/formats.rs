@@ -64,9 +64,12 @@ fn json_of(run: &Run) -> Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"))
 }
 
+/// A workflow command's name, properties and message.
+type WorkflowCommand = (String, Vec<(String, String)>, String);
+
 /// A workflow command: `::NAME key=value,...::MESSAGE`, every value decoded as the runner
 /// decodes it; `None` for a line that is not one.
-fn workflow_command(line: &str) -> Option<(String, Vec<(String, String)>, String)> {
+fn workflow_command(line: &str) -> Option<WorkflowCommand> {
     let rest = line.strip_prefix("::")?;
     let (head, message) = rest.split_once("::")?;
     let (name, props) = head.split_once(' ').unwrap_or((head, ""));
@@ -110,20 +113,35 @@ fn verify_consumer_json_matches_its_schema_and_json_is_an_alias() {
     assert_eq!(alias.stdout, run.stdout);
     let doc = json_of(&run);
     let errors: Vec<String> = Vec::new();
-    assert_eq!(schema_errors(schema("verify-consumer.schema.json"), &doc), errors);
+    assert_eq!(
+        schema_errors(schema("verify-consumer.schema.json"), &doc),
+        errors
+    );
     // The schema bites: a finding without its rule is refused.
     let mut broken = doc.clone();
-    broken["findings"][0].as_object_mut().unwrap().remove("rule");
+    broken["findings"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("rule");
     assert_eq!(
         schema_errors(schema("verify-consumer.schema.json"), &broken),
         ["findings/0: 'rule' is a required property"]
     );
     let clean = xtask(
-        &["verify", "--consumer", &fixture("object_store.py"), "--format", "json"],
+        &[
+            "verify",
+            "--consumer",
+            &fixture("object_store.py"),
+            "--format",
+            "json",
+        ],
         &[],
     );
     assert_eq!(clean.code, Some(0), "{clean:?}");
-    assert_eq!(schema_errors(schema("verify-consumer.schema.json"), &json_of(&clean)), errors);
+    assert_eq!(
+        schema_errors(schema("verify-consumer.schema.json"), &json_of(&clean)),
+        errors
+    );
 }
 
 #[test]
@@ -138,7 +156,9 @@ fn verify_consumer_sarif_validates_against_sarif_2_1_0_and_locates_each_finding(
         json!(0);
     assert_eq!(
         schema_errors(None, &broken),
-        ["runs/0/results/0/locations/0/physicalLocation/region/startLine: 0 is less than the minimum of 1"]
+        [
+            "runs/0/results/0/locations/0/physicalLocation/region/startLine: 0 is less than the minimum of 1"
+        ]
     );
     assert_eq!(sarif["version"], "2.1.0");
     let run0 = &sarif["runs"][0];
@@ -147,11 +167,22 @@ fn verify_consumer_sarif_validates_against_sarif_2_1_0_and_locates_each_finding(
     assert_eq!(
         ids,
         [
-            "api-undeclared", "api-call", "api-value", "computed-name", "dict-key",
-            "native-undeclared", "native-use", "native-unused", "image-core"
+            "api-undeclared",
+            "api-call",
+            "api-value",
+            "computed-name",
+            "dict-key",
+            "native-undeclared",
+            "native-use",
+            "native-unused",
+            "image-core"
         ]
     );
-    assert!(rules.iter().all(|r| !r["help"]["text"].as_str().unwrap().is_empty()));
+    assert!(
+        rules
+            .iter()
+            .all(|r| !r["help"]["text"].as_str().unwrap().is_empty())
+    );
     // Named relative to the working directory (xtask runs at the repository's root).
     let results: Vec<(String, u64, u64, String, String)> = run0["results"]
         .as_array()
@@ -185,7 +216,13 @@ fn verify_consumer_github_lines_are_workflow_commands_at_each_finding() {
     // From the fixture's directory: the file is named relative to it, as in a checkout.
     let dir = repo_root().join("xtask/tests/cli/consumers");
     let out = Command::new(crate::common::XTASK)
-        .args(["verify", "--consumer", "undeclared.py", "--format", "github"])
+        .args([
+            "verify",
+            "--consumer",
+            "undeclared.py",
+            "--format",
+            "github",
+        ])
         .current_dir(&dir)
         .output()
         .unwrap();
@@ -196,9 +233,14 @@ fn verify_consumer_github_lines_are_workflow_commands_at_each_finding() {
         .map(|l| workflow_command(l).unwrap_or_else(|| panic!("not a workflow command: {l}")))
         .collect();
     let props = |(l, c, r): (u64, u64, &str)| {
-        [("file", "undeclared.py".to_owned()), ("line", l.to_string()), ("col", c.to_string()), ("title", r.to_owned())]
-            .map(|(k, v)| (k.to_owned(), v))
-            .to_vec()
+        [
+            ("file", "undeclared.py".to_owned()),
+            ("line", l.to_string()),
+            ("col", c.to_string()),
+            ("title", r.to_owned()),
+        ]
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec()
     };
     assert_eq!(commands.len(), 4, "{stdout}");
     for (command, place) in commands.iter().zip(PLACES) {
@@ -231,7 +273,13 @@ fn a_workflow_command_keeps_a_hostile_message_in_one_line() {
     )
     .unwrap();
     let run = xtask(
-        &["verify", "--consumer", file.to_str().unwrap(), "--format", "github"],
+        &[
+            "verify",
+            "--consumer",
+            file.to_str().unwrap(),
+            "--format",
+            "github",
+        ],
         &[],
     );
     assert_eq!(run.code, Some(1), "{run:?}");
@@ -252,7 +300,11 @@ fn users_reports_in_every_format_where_the_text_does() {
     let repo = Sandbox::new();
     crate::verify_users::doctor(&repo, |core| {
         let store = &mut core["classes"]["MooncakeDistributedStore"]["members"];
-        store.as_object_mut().unwrap().remove("batch_get_into").unwrap();
+        store
+            .as_object_mut()
+            .unwrap()
+            .remove("batch_get_into")
+            .unwrap();
     });
     let text = xtask_in(&repo, &["users"]);
     assert_eq!(text.code, Some(1), "{text:?}");
@@ -265,7 +317,10 @@ fn users_reports_in_every_format_where_the_text_does() {
     let run = xtask_in(&repo, &["users", "--format", "json"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let doc = json_of(&run);
-    assert_eq!(schema_errors(schema("users.schema.json"), &doc), Vec::<String>::new());
+    assert_eq!(
+        schema_errors(schema("users.schema.json"), &doc),
+        Vec::<String>::new()
+    );
     let places: Vec<String> = doc["findings"]
         .as_array()
         .unwrap()
@@ -273,7 +328,12 @@ fn users_reports_in_every_format_where_the_text_does() {
         .map(|f| {
             assert_eq!(f["rule"], "user-pin");
             assert_eq!(f["images"], json!(["cuda"]));
-            format!("{}:{}: {}", f["file"].as_str().unwrap(), f["line"], f["message"].as_str().unwrap())
+            format!(
+                "{}:{}: {}",
+                f["file"].as_str().unwrap(),
+                f["line"],
+                f["message"].as_str().unwrap()
+            )
         })
         .collect();
     assert_eq!(places, broken);
@@ -282,7 +342,10 @@ fn users_reports_in_every_format_where_the_text_does() {
     let sarif = json_of(&run);
     assert_eq!(schema_errors(None, &sarif), Vec::<String>::new());
     assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 2);
-    assert_eq!(sarif["runs"][0]["results"][0]["properties"]["image"], "cuda");
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["properties"]["image"],
+        "cuda"
+    );
     let run = xtask_in(&repo, &["users", "--format", "github"]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let errors = run
@@ -307,7 +370,10 @@ fn core_diff_json_and_sarif_match_their_schemas() {
     assert_eq!(run.code, Some(1), "{run:?}");
     let alias = xtask(&["core", "--diff", old, &new, "--json"], &[]);
     assert_eq!(alias.stdout, run.stdout);
-    assert_eq!(schema_errors(schema("core-diff.schema.json"), &json_of(&run)), Vec::<String>::new());
+    assert_eq!(
+        schema_errors(schema("core-diff.schema.json"), &json_of(&run)),
+        Vec::<String>::new()
+    );
     let run = xtask(&["core", "--diff", old, &new, "--format", "sarif"], &[]);
     assert_eq!(run.code, Some(1), "{run:?}");
     let sarif = json_of(&run);

@@ -105,7 +105,10 @@ fn the_crates_stand_in_layers() {
         ("watch", &["manifest", "native", "pysource", "support"]),
         ("runtime", &[]),
         // The checks a consumer runs, over the checkers; both command lines on top of them.
-        ("checks", &["manifest", "native", "pysource", "support", "watch"]),
+        (
+            "checks",
+            &["manifest", "native", "pysource", "support", "watch"],
+        ),
         ("cli", &["checks", "support"]),
     ];
     for (dir, allowed) in expected {
