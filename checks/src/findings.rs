@@ -11,15 +11,16 @@ use serde_json::{Value, json};
 /// How a check prints its report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Lines for a person (the default).
+    // Lines for a person (the default). Plain comments on the variants: doc comments would
+    // turn every --help into its long form.
     Text,
-    /// One JSON document (its shape: docs/schemas/).
+    // One JSON document (its shape: docs/schemas/).
     Json,
-    /// Markdown (core --diff only).
+    // Markdown (core --diff only).
     Markdown,
-    /// GitHub workflow commands: an annotation per finding.
+    // GitHub workflow commands: an annotation per finding.
     Github,
-    /// SARIF 2.1.0, for GitHub code scanning.
+    // SARIF 2.1.0, for GitHub code scanning.
     Sarif,
 }
 
