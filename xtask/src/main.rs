@@ -6,7 +6,6 @@
 mod adopt;
 mod bump;
 mod core;
-mod core_diff;
 mod exit;
 mod manifest;
 mod matrix;
@@ -14,7 +13,6 @@ mod regen;
 mod upstream;
 mod users;
 mod verify;
-mod verify_consumer;
 mod verify_fix;
 mod verify_python;
 mod verify_surface;

@@ -5,10 +5,7 @@ use crate::exit::BadInput;
 use crate::manifest::{Manifest, repo_root};
 use mooncake_sos_manifest::core_record::CoreSurface;
 use mooncake_sos_manifest::model::Api;
-use mooncake_sos_native::cuda_runtime::Runtimes;
 use mooncake_sos_native::images::{self, ImageFinding};
-use mooncake_sos_native::isolate::Isolation;
-use mooncake_sos_native::read::Reader;
 use mooncake_sos_native::record;
 use mooncake_sos_pysource::source::ModuleSource;
 use mooncake_sos_support::escape::{self, lines, text};
@@ -120,101 +117,23 @@ pub fn check(
     Ok(Checked { lines, summary })
 }
 
-/// How cores are read; `matrix` takes the same options.
-#[derive(clap::Args, Clone)]
-pub struct Reading {
-    /// Directories the core's shared libraries are loaded from (before LD_LIBRARY_PATH): a
-    /// CUDA runtime, a driver stub. Repeatable; a value may list several, `:`-separated.
-    #[arg(long = "lib-dir", value_name = "DIR")]
-    pub lib_dirs: Vec<PathBuf>,
-    /// The interpreter that makes the throwaway venv (the wheel must be built for it).
-    #[arg(long = "core-python", value_name = "PYTHON", default_value = "python3")]
-    pub python: PathBuf,
-    /// Seconds reading one core may take (venv, install, import).
-    #[arg(long = "core-timeout", value_name = "SECS", default_value_t = 120.0)]
-    pub timeout: f64,
-    /// Read every core afresh (the cache is target/mooncake-sos/cores/).
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Run the wheels' code (a core's import, the smoke) on this host when no isolation
-    /// (Linux namespaces through `unshare`) works here.
-    #[arg(long)]
-    pub unisolated: bool,
-    /// Load cores with only --lib-dir and LD_LIBRARY_PATH: no CUDA runtime wheel from the
-    /// package index, no driver stub built (both are brought when a core needs them).
-    #[arg(long)]
-    pub no_runtimes: bool,
+/// The core reader's options and the package index's, shared with the checks crate (whose
+/// pipelines `core` and `users` run).
+pub use mooncake_sos_checks::args::{IndexArgs, Reading};
+
+/// The manifest as the checks crate reads it: api.toml, the records beside it.
+pub fn contract(manifest: &Manifest) -> mooncake_sos_checks::Contract {
+    mooncake_sos_checks::Contract::new(manifest.api.clone(), manifest.root(), &manifest.display)
 }
 
-impl Reading {
-    /// `--core-python` as the interpreter's own file (`sys.executable`), not a launcher in
-    /// front of it: pyenv's shim rehashes after every `pip install` under a lock, so
-    /// installs run side by side fail ("cannot rehash: couldn't acquire lock") and a killed
-    /// one leaves the lock behind for every later run.
-    pub fn interpreter(&self) -> PathBuf {
-        interpreter(&self.python)
-    }
-
-    pub fn reader(&self) -> crate::exit::Result<Reader> {
-        if !(self.timeout.is_finite() && self.timeout > 0.0) {
-            return Err(BadInput(format!(
-                "error: --core-timeout must be a positive number of seconds, not {}",
-                self.timeout
-            )));
-        }
-        let runtimes_dir = cache_dir()?.with_file_name("runtimes");
-        let cache_dir = if self.no_cache {
-            None
-        } else {
-            Some(cache_dir()?)
-        };
-        let python = self.interpreter();
-        Ok(Reader {
-            python: python.clone(),
-            cache_dir,
-            lib_dirs: self
-                .lib_dirs
-                .iter()
-                .flat_map(std::env::split_paths)
-                .collect(),
-            timeout: Duration::from_secs_f64(self.timeout),
-            isolation: Isolation::choose(self.unisolated),
-            runtimes: (!self.no_runtimes).then(|| Runtimes {
-                dir: runtimes_dir.clone(),
-                python,
-                index_url: None,
-                offline: false,
-                timeout: Duration::from_secs(600),
-            }),
-        })
-    }
-}
-
-/// `python` as the interpreter's own file (`sys.executable`), resolved once per process.
-pub fn interpreter(python: &std::path::Path) -> PathBuf {
-    static RESOLVED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    RESOLVED
-        .get_or_init(|| {
-            let mut cmd = std::process::Command::new(python);
-            cmd.args(["-c", "import sys; print(sys.executable)"]);
-            let limits = mooncake_sos_support::bounded::Limits::within(Duration::from_secs(30));
-            mooncake_sos_support::bounded::run(&mut cmd, &limits)
-                .ok()
-                .filter(|o| o.status.success())
-                .map(|o| PathBuf::from(o.stdout_text().trim()))
-                .filter(|p| p.is_file())
-                .unwrap_or_else(|| python.to_path_buf())
-        })
-        .clone()
-}
-
-/// `$CARGO_TARGET_DIR/mooncake-sos/cores`, else `target/mooncake-sos/cores` in the repository.
-pub fn cache_dir() -> crate::exit::Result<PathBuf> {
+/// `$CARGO_TARGET_DIR/mooncake-sos`, else `target/mooncake-sos` in the repository: the read
+/// cores (`cores/`), the CUDA runtimes (`runtimes/`), watch's wheels (`watch/`).
+pub fn cache_root() -> crate::exit::Result<PathBuf> {
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => repo_root()?.join("target"),
     };
-    Ok(target.join("mooncake-sos/cores"))
+    Ok(target.join("mooncake-sos"))
 }
 
 /// Core columns for `matrix --core`: wheels, directories of wheels, or records (`*.json`).
@@ -223,7 +142,7 @@ pub fn columns(
     reading: &Reading,
     api: &Api,
 ) -> crate::exit::Result<Vec<(CoreSurface, String)>> {
-    let reader = reading.reader()?;
+    let reader = reading.reader(&cache_root()?)?;
     let mut wheels = Vec::new();
     let mut columns = Vec::new();
     for input in inputs {
@@ -261,44 +180,6 @@ pub fn print_json_report(
     Ok(())
 }
 
-/// The package index and its wheel cache, as `watch`, `adopt` and `users --record` read them.
-#[derive(clap::Args, Clone)]
-pub struct IndexArgs {
-    /// Only the cache: no pip, no download.
-    #[arg(long)]
-    pub offline: bool,
-    /// The package index pip reads (a PEP 503 simple index); default: pip's configuration.
-    #[arg(long, value_name = "URL")]
-    pub index_url: Option<String>,
-    /// Where wheels and listings are kept (default: mooncake-sos/watch in the target directory).
-    #[arg(long, value_name = "DIR")]
-    pub watch_cache: Option<PathBuf>,
-    /// The cache's bound in MiB: least recently used wheels are removed past it.
-    #[arg(long, value_name = "MIB", default_value_t = 4096)]
-    pub max_cache_mib: u64,
-    /// Seconds one pip run may take.
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
-    pub pip_timeout: u64,
-}
-
-impl IndexArgs {
-    /// The index, its cache, and `python`, whose pip downloads (its tags choose the wheel).
-    pub fn open(&self, python: PathBuf) -> crate::exit::Result<watch::index::Index> {
-        let cache_dir = match &self.watch_cache {
-            Some(dir) => dir.clone(),
-            None => cache_dir()?.with_file_name("watch"),
-        };
-        Ok(watch::index::Index {
-            python,
-            url: self.index_url.clone(),
-            cache_dir,
-            max_cache_bytes: self.max_cache_mib << 20,
-            offline: self.offline,
-            timeout: Duration::from_secs(self.pip_timeout),
-        })
-    }
-}
-
 /// What `watch` and `adopt` read: the index, the cores, the pinned module.
 #[derive(clap::Args, Clone)]
 pub struct WatchArgs {
@@ -331,13 +212,13 @@ pub struct WatchArgs {
 
 impl WatchArgs {
     pub fn index(&self) -> crate::exit::Result<watch::index::Index> {
-        self.index.open(self.reading.interpreter())
+        Ok(self.index.open(self.reading.interpreter(), &cache_root()?))
     }
 
     /// Lists, downloads and checks every release (`mooncake_sos_watch::run`).
     pub fn run(&self, manifest: &Manifest) -> crate::exit::Result<(watch::Report, watch::Timings)> {
         let index = self.index()?;
-        let mut reader = self.reading.reader()?;
+        let mut reader = self.reading.reader(&cache_root()?)?;
         if let Some(runtimes) = &mut reader.runtimes {
             runtimes.index_url = self.index.index_url.clone();
             runtimes.offline = self.index.offline;

@@ -50,9 +50,18 @@ pub struct Args {
     /// With --fix: print the diff of api.toml only; write nothing.
     #[arg(long, requires = "fix")]
     dry_run: bool,
-    /// With --surface or --consumer: the report as JSON.
-    #[arg(long)]
+    /// With --surface or --consumer: the report as JSON (with --consumer: the same as
+    /// --format json).
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// With --consumer: the report's format: text, json, github (workflow commands) or sarif
+    /// (SARIF 2.1.0).
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "consumer")]
+    format: Option<mooncake_sos_checks::findings::Format>,
+    /// With --consumer: report only these files (a commit's), read with the program the
+    /// consumer paths hold.
+    #[arg(long, value_name = "FILE", num_args = 1.., requires = "consumer")]
+    only: Vec<PathBuf>,
     /// With --consumer: also list every use found, before the findings.
     #[arg(long, requires = "consumer")]
     uses: bool,
@@ -71,12 +80,14 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
         ));
     }
     if !args.consumer.is_empty() {
-        let show = crate::verify_consumer::Show {
-            json: args.json,
+        let options = mooncake_sos_checks::consumer::Options {
+            format: mooncake_sos_checks::args::format(args.json, false, args.format),
             uses: args.uses,
             unused: args.unused,
+            only: args.only.clone(),
         };
-        return crate::verify_consumer::run(manifest, &args.consumer, show);
+        let contract = crate::upstream::contract(manifest);
+        return mooncake_sos_checks::consumer::verify(&contract, &args.consumer, &options);
     }
     if let Some(python) = &args.python {
         return crate::verify_python::run(manifest, python, args.sha256);

@@ -10,8 +10,8 @@ use std::process::Command;
 
 /// What a checkout needs to build and run xtask: the workspace, its members, the inputs
 /// (scripts/: the core reader builds the CUDA driver stub with cuda-driver-stub.sh; cores/:
-/// regen renders the stubs from the images' core records).
-const CHECKOUT: [&str; 17] = [
+/// regen renders the stubs from the images' core records; consumers/: cli/ builds them in).
+const CHECKOUT: [&str; 20] = [
     "Cargo.toml",
     "Cargo.lock",
     ".cargo",
@@ -23,6 +23,9 @@ const CHECKOUT: [&str; 17] = [
     "pysource",
     "native",
     "watch",
+    "checks",
+    "cli",
+    "consumers",
     "xtask",
     "runtime",
     "generated",

@@ -5,12 +5,12 @@ use crate::common::{lone_file, repo_root, write_file, xtask};
 use serde_json::{Value, json};
 use std::path::Path;
 
-const OLD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
+pub(crate) const OLD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.11.post1.json";
 const NEW: &str = "cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json";
 
 /// 0.3.11.post1 with one change of each kind: a method removed, an overload narrowed, a
 /// property made read-only, a torch build dropped, a module added, the version bumped.
-fn doctored(dir: &Path) -> String {
+pub(crate) fn doctored(dir: &Path) -> String {
     let text = std::fs::read_to_string(repo_root().join(OLD)).unwrap();
     let mut core: Value = serde_json::from_str(&text).unwrap();
     core["wheel"]["version"] = json!("0.3.11.post2");

@@ -91,11 +91,12 @@ fn project_dependencies(dir: &str) -> BTreeSet<String> {
 }
 
 /// The crates stand in the layers docs/architecture.md draws: support, then the manifest, at the
-/// bottom, the generator and the checkers side by side on them (neither reaches into the other), the command line on
+/// bottom, the generator and the checkers side by side on them (neither reaches into the other), the
+/// consumer's checks (`checks`) over the checkers, the command lines (xtask, the package's `cli`) on
 /// top. Cargo already refuses a circle; this keeps the sides apart.
 #[test]
 fn the_crates_stand_in_layers() {
-    let expected: [(&str, &[&str]); 7] = [
+    let expected: [(&str, &[&str]); 9] = [
         ("support", &[]),
         ("manifest", &["support"]),
         ("codegen", &["manifest", "support"]),
@@ -103,6 +104,12 @@ fn the_crates_stand_in_layers() {
         ("native", &["manifest", "pysource", "support"]),
         ("watch", &["manifest", "native", "pysource", "support"]),
         ("runtime", &[]),
+        // The checks a consumer runs, over the checkers; both command lines on top of them.
+        (
+            "checks",
+            &["manifest", "native", "pysource", "support", "watch"],
+        ),
+        ("cli", &["checks", "support"]),
     ];
     for (dir, allowed) in expected {
         let found = project_dependencies(dir);
@@ -111,7 +118,7 @@ fn the_crates_stand_in_layers() {
     }
     let workspace = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
     for dir in [
-        "support", "manifest", "codegen", "pysource", "native", "watch",
+        "support", "manifest", "codegen", "pysource", "native", "watch", "checks", "cli",
     ] {
         assert!(
             workspace.contains(&format!("\"{dir}\"")),

@@ -9,7 +9,7 @@ use serde_json::Value;
 const PINNED_RECORD: &str = "cores/mooncake-transfer-engine-cuda13-0.3.12.post1.json";
 const STORE_PY: &str = "sglang/srt/mem_cache/storage/mooncake_store/mooncake_store.py";
 
-fn doctor(repo: &Sandbox, edit: impl Fn(&mut Value)) {
+pub(crate) fn doctor(repo: &Sandbox, edit: impl Fn(&mut Value)) {
     let path = repo.path(PINNED_RECORD);
     let mut core: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     edit(&mut core);

@@ -1,50 +1,65 @@
-//! `cargo xtask core --diff OLD NEW`: what the newer core breaks for code written against the
-//! older one, as text, JSON or Markdown. Each side is a wheel (read as `core` reads it) or a
-//! record from `cores/`.
+//! `core --diff OLD NEW`: what the newer core breaks for code written against the older one,
+//! as text, JSON, Markdown, GitHub workflow commands or SARIF (a finding per breaking change,
+//! at the NEW side). Each side is a wheel (read as `core` reads it) or a record from `cores/`.
 
-use crate::exit::{Outcome, Result};
+use crate::findings::{self, Finding, Format, RuleInfo};
+use crate::{Outcome, Result};
 use mooncake_sos_manifest::core_record::CoreSurface;
 use mooncake_sos_native::core_diff::{Change, CoreDiff, Impact, diff};
 use mooncake_sos_native::{Reader, record};
 use mooncake_sos_support::escape;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// How the report is printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    Text,
-    Json,
-    Markdown,
-}
+/// The rule of a breaking change.
+pub const RULE: RuleInfo = RuleInfo {
+    id: "core-breaking",
+    summary: "the newer native core breaks code written against the older one",
+    help: "Code that uses what changed must change with the core, or the image must stay on the older core (api.toml's pin).",
+};
 
 /// Prints the diff of `old` → `new`; `Failed` when something breaks.
-pub fn run(
-    reader: &Reader,
-    native_module: &str,
-    sides: &[std::path::PathBuf],
-    form: Form,
-) -> Result {
+pub fn run(reader: &Reader, native_module: &str, sides: &[PathBuf], format: Format) -> Result {
     let [old, new] = sides else {
         unreachable!("clap takes exactly two values for --diff")
     };
-    let (old, new) = (
+    let (old_core, new_core) = (
         load(reader, native_module, old)?,
         load(reader, native_module, new)?,
     );
-    let diff = diff(&old, &new);
-    match form {
-        Form::Text => print!("{}", text(&diff)),
-        Form::Markdown => print!("{}", markdown(&diff)),
-        Form::Json => println!(
+    let diff = diff(&old_core, &new_core);
+    let breaking: Vec<Finding> = diff
+        .breaking()
+        .map(|c| Finding {
+            file: new.display().to_string(),
+            line: 0,
+            column: 0,
+            rule: RULE.id,
+            message: format!("{}: {}", c.path, c.what),
+            images: Vec::new(),
+        })
+        .collect();
+    let summary = || {
+        format!(
+            "core --diff: {} -> {}: {}",
+            diff.old,
+            diff.new,
+            counts(&diff)
+        )
+    };
+    match format {
+        Format::Text => print!("{}", text(&diff)),
+        Format::Markdown => print!("{}", markdown(&diff)),
+        Format::Json => println!(
             "{}",
             escape::json(&serde_json::to_string_pretty(&diff).unwrap_or_default())
         ),
+        Format::Github => print!("{}", findings::github(&breaking, &summary())),
+        Format::Sarif => println!(
+            "{}",
+            findings::sarif("core --diff", &[RULE], &breaking, &summary())
+        ),
     }
-    Ok(if diff.breaking().next().is_some() {
-        Outcome::Failed
-    } else {
-        Outcome::Ok
-    })
+    Ok(Outcome::of(breaking.is_empty()))
 }
 
 /// A `.json` file is a record; anything else a wheel.
