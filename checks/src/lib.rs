@@ -11,6 +11,7 @@ pub mod contract;
 pub mod core;
 pub mod core_diff;
 pub mod findings;
+pub mod module;
 pub mod users;
 
 pub use contract::Contract;

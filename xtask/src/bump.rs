@@ -47,7 +47,8 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
             fetch.module(&api.upstream, commit, None)
         }
     }?;
-    let checked = crate::upstream::check(manifest, &source, false)?;
+    let checked =
+        mooncake_sos_checks::module::check(&crate::upstream::contract(manifest), &source, false)?;
     checked.print();
     if !checked.ok() {
         println!(

@@ -67,7 +67,11 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
             };
             rows.push(table::ModuleNeeds::from_source(api, &module, label)?);
         }
-        let columns = crate::upstream::columns(&args.cores, &args.reading, api)?;
+        let columns = mooncake_sos_checks::module::columns(
+            &args.cores,
+            &args.reading.reader(&crate::upstream::cache_root()?)?,
+            api,
+        )?;
         Some(table::build(&rows, &columns))
     };
     if args.json {

@@ -107,7 +107,11 @@ pub fn run(args: &Args, manifest: &Manifest) -> Result {
     if args.fix {
         return crate::verify_fix::run(manifest, &source, args.prune, args.dry_run);
     }
-    let checked = crate::upstream::check(manifest, &source, args.sha256)?;
+    let checked = mooncake_sos_checks::module::check(
+        &crate::upstream::contract(manifest),
+        &source,
+        args.sha256,
+    )?;
     checked.print();
     Ok(if checked.ok() {
         Outcome::Ok
