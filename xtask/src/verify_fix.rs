@@ -34,12 +34,35 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     // The domains the module gives its parameters: facts of its source, written as found.
     let symbols = mooncake_sos_pysource::verify(api, source)?;
     unwritable_domains(source, &symbols.domain_fixes)?;
-    plan.edits
-        .extend(symbols.domain_fixes.into_iter().map(|f| Edit::SetDomain {
-            owner: f.owner,
-            param: f.param,
-            domain: f.found,
-        }));
+    plan.edits.extend(
+        symbols
+            .domain_fixes
+            .iter()
+            .cloned()
+            .map(|f| Edit::SetDomain {
+                owner: f.owner,
+                param: f.param,
+                domain: f.found,
+            }),
+    );
+    // What --fix cannot write (a symbol the module lacks or declares otherwise): nothing is
+    // written, with or without --prune, since verify would fail after it all the same.
+    let unwritable: Vec<String> = (symbols.lines().into_iter())
+        .filter(|l| !l.contains(" domain: "))
+        .collect();
+    if !unwritable.is_empty() {
+        for line in &unwritable {
+            println!("{}", text(line));
+        }
+        println!(
+            "verify --fix: nothing written: {} does not match api.toml's symbols in {} way(s) \
+             --fix does not write (above); change api.toml's [[symbol]] entries by hand, or \
+             check a module that carries the API",
+            text(&source.display),
+            unwritable.len()
+        );
+        return Ok(Outcome::Failed);
+    }
     if !plan.refusals.is_empty() {
         for line in &plan.refusals {
             println!("{}", text(line));
@@ -76,7 +99,7 @@ pub fn run(manifest: &Manifest, source: &ModuleSource, prune: bool, dry_run: boo
     let edited_api = load_str(&manifest.display, &edited)?;
     let after = surface::check(&edited_api, source)?;
     let domains = mooncake_sos_pysource::verify(&edited_api, source)?;
-    if !after.ok() || !domains.domain_fixes.is_empty() {
+    if !after.ok() || !domains.ok() {
         let mut lines = after.failure_lines();
         lines.extend(
             domains

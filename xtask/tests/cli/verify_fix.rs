@@ -293,3 +293,28 @@ fn nothing_to_fix_is_not_said_over_outputs_out_of_date() {
     let run = fix(&repo, &module, &[]);
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), current.as_str()));
 }
+
+/// A module that lacks the API (0.3.11.post1: no `MooncakeBundleTransfer`, no `export_ref`)
+/// does not pass verify whatever --fix writes: plain `--fix` and `--fix --prune` both refuse,
+/// exit 1, write nothing, and name each mismatch. (`--fix --prune` used to write 10 removals
+/// and exit 0, leaving a tree verify failed with 8 mismatches; plain `--fix` said "nothing to
+/// fix".)
+#[test]
+fn a_module_without_the_api_is_refused_by_fix_and_by_prune_alike() {
+    let repo = Sandbox::new();
+    let module = module_of("0.3.11.post1", repo.root());
+    let name = module.file_name().unwrap().to_str().unwrap().to_owned();
+    for extra in [&[][..], &["--prune"]] {
+        let run = repo.run_writing_nothing(1, || fix(&repo, &module, extra));
+        run.assert_stdout_has(&format!(
+            "{name}:1: export_ref: missing: expected alias of export_dataproto_ref, found nothing\n"
+        ));
+        let last = run.stdout.lines().last().unwrap_or_default().to_owned();
+        assert!(
+            last.starts_with("verify --fix: nothing written: ")
+                && last
+                    .contains("does not match api.toml's symbols in 8 way(s) --fix does not write"),
+            "{last}"
+        );
+    }
+}
