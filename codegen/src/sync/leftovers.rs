@@ -33,7 +33,25 @@ pub fn in_target(source: &Source, name: &str, rendered: &[&str]) -> Option<Diagn
         .collect::<Vec<_>>()
         .join(", ");
     let why = format!("api.toml renders only {only} into {}", source.name);
-    Some(left_behind(source, left, &why))
+    // The one rendered region the file lacks takes the left one's place (an image moved to
+    // another strategy): renaming the markers is the whole fix. Deleting the region would
+    // leave regen no place for the new one.
+    let mut missing = rendered
+        .iter()
+        .filter(|id| !regions.iter().any(|r| r.name == name && r.id == **id));
+    let fix = match (missing.next(), missing.next()) {
+        (Some(new), None) => Fix::Rename(new),
+        _ => Fix::Delete,
+    };
+    Some(left_behind(source, left, &why, fix))
+}
+
+/// What the message tells the user to do with a region left behind.
+enum Fix<'a> {
+    /// Rename its markers to this region id: regen fills it.
+    Rename(&'a str),
+    /// Delete it: nothing is rendered in its place.
+    Delete,
 }
 
 /// Regions of project `name` that regen wrote, in the files near the outputs that are not
@@ -92,7 +110,7 @@ pub fn in_sibling_files(
                 regions
                     .iter()
                     .filter(|r| r.name == name && r.stored.is_some())
-                    .map(|r| left_behind(&source, r, &why)),
+                    .map(|r| left_behind(&source, r, &why, Fix::Delete)),
             );
         }
     }
@@ -113,14 +131,21 @@ fn subdirectories(root: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-fn left_behind(source: &Source, r: &Region, why: &str) -> Diagnostic {
+fn left_behind(source: &Source, r: &Region, why: &str, fix: Fix<'_>) -> Diagnostic {
     let (first, last) = (
         region::line_of(&source.text, r.begin_line.start),
         region::line_of(&source.text, r.end_line.start),
     );
+    let fix = match fix {
+        Fix::Rename(new) => format!(
+            "rename it to `{} {new}` on lines {first} and {last} and regen fills it",
+            r.name
+        ),
+        Fix::Delete => format!("delete lines {first}-{last} (the region and its markers)"),
+    };
     let msg = format!(
-        "region `{} {}` is left behind: {why}; delete lines {first}-{last} (the region and its \
-         markers), or restore what rendered it in api.toml (an [image.*] naming this file)",
+        "region `{} {}` is left behind: {why}; {fix}, or restore what rendered it in api.toml \
+         (an [image.*] naming this file)",
         r.name, r.id
     );
     Diagnostic::new(source, r.begin_line.clone(), msg)

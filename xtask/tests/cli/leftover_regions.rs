@@ -1,6 +1,7 @@
 //! A region that nothing in api.toml renders any more (its image removed, renamed, or moved
 //! to another strategy) is a located error from `regen` and from `regen --check` alike,
-//! naming the file, the line and the lines to delete; nothing is written; and following the
+//! naming the file, the line and what to do (the lines to delete, or, when the file gets
+//! another region instead, the marker lines to rename); nothing is written; and following the
 //! message makes the next regen pass.
 
 use crate::common::RegenIn;
@@ -175,9 +176,27 @@ fn a_strategy_change_leaves_the_old_region_behind() {
         .position(|l| l.starts_with("# >>> api.toml: mooncake-sos pin"))
         .unwrap()
         + 1;
+    let end = sb
+        .read("docker/Dockerfile")
+        .lines()
+        .position(|l| l.starts_with("# <<< mooncake-sos pin"))
+        .unwrap()
+        + 1;
     assert!(
-        out.contains(&format!("docker/Dockerfile:{begin}:1: error: region `mooncake-sos pin` is left behind: api.toml renders only `fill` into docker/Dockerfile")),
+        out.contains(&format!("docker/Dockerfile:{begin}:1: error: region `mooncake-sos pin` is left behind: api.toml renders only `fill` into docker/Dockerfile; rename it to `mooncake-sos fill` on lines {begin} and {end} and regen fills it, or restore what rendered it in api.toml (an [image.*] naming this file)\n")),
         "{out}"
     );
     assert_eq!(sb.snapshot(), before);
+    // Do what the message says, in one step: regen then passes, --check too.
+    let renamed: Vec<String> = (sb.read("docker/Dockerfile").lines().enumerate())
+        .map(|(i, l)| match i + 1 == begin || i + 1 == end {
+            true => l.replacen("mooncake-sos pin", "mooncake-sos fill", 1),
+            false => l.to_owned(),
+        })
+        .collect();
+    sb.write("docker/Dockerfile", &(renamed.join("\n") + "\n"));
+    let (code, out) = sb.regen(&[]);
+    assert_eq!(code, 0, "after renaming the markers: {out}");
+    assert_eq!(sb.regen(&["--check"]).0, 0);
+    assert!(!sb.read("docker/Dockerfile").contains("mooncake-sos pin"));
 }
