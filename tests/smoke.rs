@@ -317,3 +317,45 @@ fn a_changed_value_or_a_key_left_fails_naming_the_call() {
         );
     }
 }
+
+/// A master that cannot load (the CUDA runtime it links is not on the library path) is said
+/// at once, and once, in the loader's own words: the smoke used to start it again and again
+/// for 15 s, then say "did not open its port", the loader's error logged 15 times.
+#[test]
+fn a_master_that_cannot_load_is_said_at_once_in_the_loaders_words() {
+    let env = TestEnv::get();
+    let shim = shim_dir();
+    let started = Instant::now();
+    let out = smoke_command(&env.python, shim.path(), &["--smoke"])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let failed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("smoke: FAILED: "))
+        .collect();
+    assert_eq!(failed.len(), 1, "{stdout}");
+    assert!(
+        failed[0].contains("mooncake_master exited with status 127 before opening its port: ")
+            && failed[0].contains("libcudart.so.12: cannot open shared object file"),
+        "{stdout}"
+    );
+    let said = |text: &str| {
+        text.matches("libcudart.so.12: cannot open shared object file")
+            .count()
+    };
+    assert_eq!(
+        said(&stdout) + said(&stderr),
+        2,
+        "once on stdout, once in the log's tail:\n{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains("did not open its port"), "{stdout}");
+    // The bound is generous for a loaded machine; the retry loop took the full 15 s.
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+}

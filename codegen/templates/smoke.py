@@ -176,6 +176,7 @@ def _free_ports(n: int) -> list[int]:
 
 def _start_master(binary: str, log: Any) -> tuple[Any, int, int]:
     """The installed wheel's mooncake_master on free loopback ports, once its port is open."""
+    import os
     import socket
     import subprocess
     import time
@@ -183,6 +184,8 @@ def _start_master(binary: str, log: Any) -> tuple[Any, int, int]:
     deadline = time.monotonic() + _MASTER_START
     while time.monotonic() < deadline:  # a port taken between the pick and the bind: again
         rpc, metrics = _free_ports(2)
+        log.flush()
+        start = os.lseek(log.fileno(), 0, os.SEEK_END)
         master = subprocess.Popen([binary, "-rpc_address=127.0.0.1", f"-rpc_port={rpc}", f"-metrics_port={metrics}"],
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                   preexec_fn=_die_with_parent)
@@ -192,7 +195,18 @@ def _start_master(binary: str, log: Any) -> tuple[Any, int, int]:
                 return master, rpc, metrics
             except OSError:
                 time.sleep(0.05)
+        status = master.poll()
         _stop(master)
+        if status is None:
+            break
+        # It exited: a port taken meanwhile is tried again; anything else (a library the
+        # loader cannot find, a bad flag) is said once, with the master's own first words.
+        end = os.lseek(log.fileno(), 0, os.SEEK_END)
+        output = os.pread(log.fileno(), end - start, start).decode(errors="replace")
+        said = [line.strip() for line in output.splitlines() if line.strip()]
+        if not any("in use" in line or "bind" in line.lower() for line in said):
+            why = said[0] if said else "no output"
+            raise _Failed(f"{binary} exited with status {status} before opening its port: {why}")
     raise _Failed(f"{binary} did not open its port within {_MASTER_START:.0f} s")
 
 
