@@ -79,13 +79,15 @@ pub struct LayerVerdict {
 
 impl ReleaseReport {
     /// Fit for an image to pin: the API is there, its core serves it, the smoke did not fail.
+    /// Why not is a verb phrase (`lacks the API ...`, `uses what ...`): it follows the release
+    /// (`X 0.3.14 uses ...`) and `which` (`ships X, which lacks ...`) alike.
     pub fn fit_for_pin(&self) -> Result<(), String> {
         if !self.carries_api {
             return Err(self.api_reason());
         }
         if let Some(first) = self.undeclared_uses.first() {
             return Err(format!(
-                "its module uses what api.toml does not declare ({}; first: {first})",
+                "uses what api.toml does not declare ({}; first: {first})",
                 self.undeclared_uses.len()
             ));
         }
@@ -93,22 +95,24 @@ impl ReleaseReport {
             CoreVerdict::Serves { .. } => {}
             CoreVerdict::Fails { missing, .. } => {
                 return Err(format!(
-                    "its native core does not serve the module: {}",
+                    "has a native core that does not serve the module: {}",
                     missing.first().map_or("", String::as_str)
                 ));
             }
             CoreVerdict::Unknown { reason } => {
-                return Err(format!("its native core could not be checked: {reason}"));
+                return Err(format!(
+                    "has a native core that could not be checked: {reason}"
+                ));
             }
         }
         if let Some(first) = self.user_misses.first() {
             return Err(format!(
-                "its core breaks a recorded user of the package ({} uses; first: {first})",
+                "has a core that breaks a recorded user of the package ({} uses; first: {first})",
                 self.user_misses.len()
             ));
         }
         if let Smoke::Failed { output } = &self.smoke {
-            return Err(format!("the consumer's smoke fails on it: {output}"));
+            return Err(format!("fails the consumer's smoke: {output}"));
         }
         Ok(())
     }
@@ -116,7 +120,7 @@ impl ReleaseReport {
     /// `lacks the API: 8 mismatches (FieldSchema: ... )`.
     pub fn api_reason(&self) -> String {
         match (&self.module_sha256, self.api_mismatches.first()) {
-            (None, _) => "its wheel has no such module".to_owned(),
+            (None, _) => "has no such module in its wheel".to_owned(),
             (Some(_), Some(first)) => format!(
                 "lacks the API ({} mismatches; first: {})",
                 self.api_mismatches.len(),
@@ -365,7 +369,7 @@ mod tests {
         assert_eq!(
             report.fit_for_pin(),
             Err(format!(
-                "its core breaks a recorded user of the package (1 uses; first: {miss})"
+                "has a core that breaks a recorded user of the package (1 uses; first: {miss})"
             ))
         );
     }

@@ -15,10 +15,12 @@ use std::time::Duration;
 /// Where `--fetch` downloads from and keeps the files.
 #[derive(clap::Args, Clone, Debug)]
 pub struct FetchArgs {
-    /// For --fetch: the raw-file server (default: upstream.raw_base_url in api.toml).
+    /// The raw-file server the upstream module is downloaded from (default:
+    /// upstream.raw_base_url in api.toml).
     #[arg(long, value_name = "URL")]
     raw_base_url: Option<String>,
-    /// For --fetch: where downloads are kept (default: target/upstream-cache beside the manifest).
+    /// Where downloaded upstream modules are kept (default: target/upstream-cache beside the
+    /// manifest).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
 }

@@ -35,7 +35,9 @@ fn a_move_watch_does_not_allow_is_refused_with_its_reason_and_writes_nothing() {
         "0.3.14",
     ];
     let run = refused(1, &pin_0_3_14);
-    run.assert_stdout_has("-> pin: mooncake-transfer-engine-cuda13 0.3.14 its module uses what api.toml does not declare");
+    run.assert_stdout_has(
+        "-> pin: mooncake-transfer-engine-cuda13 0.3.14 uses what api.toml does not declare",
+    );
     let run = refused(1, &["--image", "rocm", "--strategy", "pin"]);
     assert_eq!(
         run.stdout,
