@@ -457,6 +457,13 @@ impl Index {
             return Err(LoadError::new(first, redirect::refused_redirect(last)));
         }
         if !done.status.success() {
+            if links::pip_found_no_release(&done.stderr) {
+                let index = self.url.as_deref().unwrap_or("pip's configured index");
+                return Err(LoadError::new(
+                    label,
+                    format!("the index lists no wheel of this release ({index})"),
+                ));
+            }
             let why = links::pip_hash_mismatch(&done.stderr)
                 .unwrap_or_else(|| format!("pip, {doing}, {}", done.failure(3)));
             return Err(LoadError::new(label, why));

@@ -175,6 +175,12 @@ pub fn listed_sha256(page: &str, file: &str) -> Option<String> {
     })
 }
 
+/// Whether pip says its index has no file of the release asked (without `--index-url` the
+/// page is pip's to read, so this is how a missing release shows).
+pub fn pip_found_no_release(stderr: &str) -> bool {
+    stderr.contains("No matching distribution found for")
+}
+
 /// pip's refusal of a file whose bytes are not the `#sha256=` its index page gives (pip checks
 /// that itself), in the words of the check after pip: `FILE has sha256 GOT, the index page
 /// lists WANT`.

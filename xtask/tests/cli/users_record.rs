@@ -274,3 +274,34 @@ fn a_redirect_within_the_index_is_followed_and_read_names_the_final_url() {
     );
     assert!(index.requests().contains(&moved));
 }
+
+/// Without `--index-url` pip reads its configured index (here PIP_INDEX_URL): a release it
+/// lacks is said as with `--index-url`, not in pip's words.
+#[test]
+fn a_release_pips_configured_index_lacks_is_said_in_the_tools_words() {
+    let index = SimpleIndex::serve(&[sglang_wheel()]);
+    let cache = tempfile::tempdir().unwrap();
+    let repo = sandbox();
+    repo.edit(
+        "api.toml",
+        "users = [\"sglang==0.5.16\"]",
+        "users = [\"sglang==0.5.17\"]",
+    );
+    let mut cmd = Command::new(XTASK);
+    cmd.args(["users", "--record", "--watch-cache"])
+        .arg(cache.path())
+        .arg("--manifest")
+        .arg(repo.manifest())
+        .current_dir(repo.root())
+        .env("PIP_INDEX_URL", &index.url)
+        .env_remove("PIP_FIND_LINKS")
+        .env_remove("PIP_EXTRA_INDEX_URL");
+    let run = Run::from(cmd.output().expect("run xtask"));
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "api.toml: error: image cuda's user sglang==0.5.17: the index lists no wheel of this \
+         release (pip's configured index); nothing written\n"
+    );
+    assert_eq!(consumers(&repo), Vec::<String>::new());
+}
