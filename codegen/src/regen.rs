@@ -120,7 +120,7 @@ impl Manifest {
         let edited = edit(&plain).map_err(|e| format!("{}: {e}", self.display))?;
         let edited = layout.restore(&edited);
         let root = self.root();
-        let changes = sync::plan_manifest_edit_renaming(
+        let changes = sync::plan_manifest_edit(
             root,
             &Source::new(self.display.clone(), edited),
             false,

@@ -6,7 +6,7 @@ mod commit;
 mod journal;
 mod manifest_edit;
 mod rename;
-pub use manifest_edit::{CoresOf, plan_manifest_edit, plan_manifest_edit_renaming};
+pub use manifest_edit::{CoresOf, plan_manifest_edit};
 pub use rename::Rename;
 use rename::renamed;
 mod leftovers;

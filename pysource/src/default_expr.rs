@@ -7,9 +7,8 @@
 use ruff_python_ast::Expr;
 use ruff_python_ast::comparable::ComparableExpr;
 
-/// The comparison key of `expr`. (`_text`, the source `expr` was parsed from, is not needed:
-/// the key is built from the AST alone.)
-pub fn canonical(expr: &Expr, _text: &str) -> String {
+/// The comparison key of `expr`, built from the AST alone.
+pub fn canonical(expr: &Expr) -> String {
     format!("{:?}", ComparableExpr::from(expr))
 }
 
@@ -17,7 +16,7 @@ pub fn canonical(expr: &Expr, _text: &str) -> String {
 /// not parse gets a key no parsed expression has.
 pub fn canonical_declared(expr: &str) -> String {
     match ruff_python_parser::parse_expression(expr) {
-        Ok(parsed) => canonical(parsed.expr(), expr),
+        Ok(parsed) => canonical(parsed.expr()),
         Err(_) => format!("unparsable {expr:?}"),
     }
 }

@@ -160,7 +160,7 @@ impl Extractor<'_> {
                     Some("default") => default = Some(self.default(&kw.value)),
                     Some("default_factory") => {
                         let mut d = self.default(call_as_expr(a));
-                        d.factory = Some(canonical(&kw.value, self.text));
+                        d.factory = Some(canonical(&kw.value));
                         default = Some(d);
                     }
                     _ => {}
@@ -180,7 +180,7 @@ impl Extractor<'_> {
     fn default(&self, expr: &Expr) -> FoundDefault {
         FoundDefault {
             text: self.source(expr).to_owned(),
-            canonical: canonical(expr, self.text),
+            canonical: canonical(expr),
             factory: None,
         }
     }

@@ -6,28 +6,18 @@ use mooncake_sos_manifest::model::{Api, RelPath};
 use mooncake_sos_support::diag::{Diagnostic, Diagnostics, Source};
 use std::path::{Path, PathBuf};
 
-/// For the commands that edit the manifest (`bump`, `matrix --record`): validates and
-/// renders `edited` (the manifest's new text; its name as in [`plan`]) and plans every
-/// output against it, plus the manifest itself as the first change. [`apply`] then writes
-/// the manifest and the outputs together: if any of them cannot be written (or the new
-/// manifest would not regenerate cleanly, which this reports), none is, the manifest
-/// included.
-pub fn plan_manifest_edit(
-    root: &Path,
-    edited: &Source,
-    force: bool,
-    cores: &CoresOf,
-) -> Result<Vec<Change>, Diagnostics> {
-    plan_manifest_edit_renaming(root, edited, force, &[], cores)
-}
-
 /// The images' core records of a manifest (what `regen` loads beside it); `Err`: why they
 /// cannot be read.
 pub type CoresOf<'a> = dyn Fn(&Api) -> Result<Cores, String> + 'a;
 
-/// [`plan_manifest_edit`] with regions renamed ([`Rename`]): `adopt`, which moves an image
-/// to another strategy, renames its Dockerfile region in the same change.
-pub fn plan_manifest_edit_renaming(
+/// For every command that edits the manifest (`crate::regen::Manifest::edit`: `verify --fix`,
+/// `bump`, `matrix --record`, `adopt`): validates and renders `edited` (the manifest's new
+/// text; its name as in [`plan`]) and plans every output against it, plus the manifest itself
+/// as the first change, with regions renamed as `renames` say (`adopt`, which moves an image
+/// to another strategy, keeps its Dockerfile region's place). [`apply`] then writes the
+/// manifest and the outputs together: if any of them cannot be written (or the new manifest
+/// would not regenerate cleanly, which this reports), none is, the manifest included.
+pub fn plan_manifest_edit(
     root: &Path,
     edited: &Source,
     force: bool,

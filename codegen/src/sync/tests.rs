@@ -85,7 +85,7 @@ fn no_cores(_: &mooncake_sos_manifest::model::Api) -> Result<crate::render::Core
 
 /// The plan of `edited_manifest` over the tree at `root`.
 fn plan_the_edit(root: &Path) -> Result<Vec<Change>, Diagnostics> {
-    plan_manifest_edit(root, &edited_manifest(root), false, &no_cores)
+    plan_manifest_edit(root, &edited_manifest(root), false, &[], &no_cores)
 }
 
 /// Commits `changes` with each rename whose number (from 1) `failure` gives a message for
@@ -153,7 +153,7 @@ fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
     let repo = fixture();
     let root = repo.path();
     let edited = edited_manifest(root);
-    let changes = plan_manifest_edit(root, &edited, false, &no_cores).unwrap();
+    let changes = plan_manifest_edit(root, &edited, false, &[], &no_cores).unwrap();
     transact(root, &changes, |from, to| std::fs::rename(from, to)).unwrap();
     let after = snapshot(root);
     assert_eq!(after["api.toml"].0.as_deref(), Some(edited.text.as_bytes()));
@@ -164,7 +164,7 @@ fn a_failure_at_any_rename_leaves_the_tree_as_it_was() {
             .keys()
             .all(|k| !is_staging_file(k.rsplit('/').next().unwrap()))
     );
-    let again = plan_manifest_edit(root, &edited, false, &no_cores).unwrap();
+    let again = plan_manifest_edit(root, &edited, false, &[], &no_cores).unwrap();
     assert!(
         again.iter().all(|c| c.status == Status::Unchanged),
         "{again:?}"
