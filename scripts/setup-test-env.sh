@@ -39,6 +39,13 @@ CONSUMER_WHEELS=(sglang==0.5.16 vllm==0.34.0 lmcache==0.5.6 transformers==5.25.0
 # The type checkers the stub tests (tests/stubs.rs) run: mypy's stubtest, basedpyright (it
 # bundles node), and pybind11-stubgen for the stubs they are compared with.
 TYPE_CHECKERS=(mypy==2.4.1 basedpyright==1.40.2 pybind11-stubgen==3.0.0)
+# torch, as the CUDA image's sglang has it: the consumer scenario that puts torch tensors
+# (tensor-dict) runs on the host through the shim and the bindings, and in the docker image
+# whose stand-in base holds it. Its wheels (2.6 GB with the nvidia ones) are kept in
+# $TORCH_WHEELS, for a re-run and for that image's build context; `import torch` works on a
+# machine without a GPU.
+TORCH=torch==2.11.0
+TORCH_WHEELS="$ENV_DIR/torch-wheels"
 
 # The Python package's tests (tests/pydist.rs, xtask's formats tests), in a venv of their own:
 # maturin builds the wheel, pre-commit runs the hook, jsonschema checks the reports against
@@ -107,6 +114,21 @@ install_packaging_tools() {
 }
 
 # Into the venv, once per set of versions (a stamp names them).
+install_torch() {
+    local stamp="$VENV/.torch"
+    if [[ "$(cat "$stamp" 2>/dev/null)" == "$TORCH" ]]; then
+        return
+    fi
+    if ! ls "$TORCH_WHEELS"/torch-*.whl >/dev/null 2>&1; then
+        log "downloading $TORCH and what it needs into $TORCH_WHEELS"
+        "$VENV/bin/pip" download -q "$TORCH" --dest "$TORCH_WHEELS" >&2
+    fi
+    log "installing $TORCH into $VENV"
+    "$VENV/bin/pip" install -q --no-index --find-links "$TORCH_WHEELS" "$TORCH" >&2
+    "$VENV/bin/python" -c 'import torch' >&2
+    echo "$TORCH" >"$stamp"
+}
+
 install_type_checkers() {
     local stamp="$VENV/.type-checkers"
     if [[ "$(cat "$stamp" 2>/dev/null)" == "${TYPE_CHECKERS[*]}" ]]; then
@@ -187,6 +209,7 @@ with zipfile.ZipFile(sys.argv[1]) as z:
 install_debian_libs
 make_venv
 install_type_checkers
+install_torch
 install_packaging_tools
 download_wheels
 prepare_cuda13_cores
@@ -194,6 +217,7 @@ prepare_cuda13_cores
 SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 cat <<EOF
 export MC_TEST_VENV="$VENV"
+export MC_TEST_TORCH_WHEELS="$TORCH_WHEELS"
 export MC_TEST_PYTHON="$VENV/bin/python"
 export MC_TEST_WHEELS="$WHEELS"
 export MC_TEST_OTHER_WHEELS="$OTHER_WHEELS"
