@@ -43,6 +43,7 @@ pub static API: rt::Contract = rt::Contract {
         ],
         config_class: "ReplicateConfig",
         config_fields: &["replica_num"],
+        replica_field: "replica_num",
     },
 };
 /// Starts the interpreter for `env`, imports the module and checks it against [`API`].

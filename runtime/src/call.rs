@@ -125,16 +125,14 @@ impl<'a, 'py> Call<'a, 'py> {
         self
     }
 
-    /// Adds `name=config`: the given one, else the store's (from `replica_num`), else none.
+    /// Adds `name=config`: the given one, else the store's (from its replica count), else none.
     pub fn config(mut self, name: &str, value: Option<&ReplicateConfig>) -> Self {
         if self.error.is_some() {
             return self;
         }
         let value = match (value, self.replicate) {
             (Some(c), _) => match self.contract {
-                Some(contract) => contract
-                    .replicate_config(self.py, "replica_num", c.replica_num)
-                    .map(Some),
+                Some(contract) => contract.replicas(self.py, c.replica_num).map(Some),
                 None => Err(Error::Value(format!(
                     "{}: a replicate config needs the module's contract",
                     self.label

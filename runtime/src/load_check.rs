@@ -41,6 +41,9 @@ pub struct NativeStore {
     /// attributes callers write on it.
     pub config_class: &'static str,
     pub config_fields: &'static [&'static str],
+    /// The field of `config_class` a replica count is written to, e.g. `replica_num`; `""`
+    /// when api.toml declares none writable.
+    pub replica_field: &'static str,
 }
 
 impl Contract {
@@ -56,6 +59,12 @@ impl Contract {
             native_module,
             ..self
         }
+    }
+
+    /// `<native_module>.<config_class>()` with `copies` written to its replica field (the one
+    /// api.toml declares: [`NativeStore::replica_field`]).
+    pub fn replicas<'py>(&self, py: Python<'py>, copies: u32) -> Result<Bound<'py, PyAny>> {
+        self.replicate_config(py, self.store.replica_field, copies)
     }
 
     /// `<native_module>.<config_class>()` with `field = value` set. A field api.toml does not

@@ -186,7 +186,7 @@ impl Store {
             }
             let replicate = match config.replica_num {
                 None => None,
-                Some(n) => Some(contract.replicate_config(py, "replica_num", n)?.unbind()),
+                Some(n) => Some(contract.replicas(py, n)?.unbind()),
             };
             Ok(Store {
                 obj: store.unbind(),

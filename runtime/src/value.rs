@@ -361,8 +361,8 @@ impl ToPy for Record {
     }
 }
 
-/// The replicate config a caller gives a put: `replica_num` set on the config class api.toml
-/// declares ([`Contract::replicate_config`](crate::Contract::replicate_config) makes it).
+/// The replicate config a caller gives a put: its replica count written to the config class
+/// and field api.toml declares ([`Contract::replicas`](crate::Contract::replicas) makes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplicateConfig {
     pub replica_num: u32,

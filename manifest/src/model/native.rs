@@ -25,6 +25,9 @@ pub struct StoreFacts {
     pub setup_keys: Vec<String>,
     pub config_class: String,
     pub config_fields: Vec<String>,
+    /// The config field a replica count is written to ([`super::scenarios::REPLICA_FIELD`]),
+    /// when api.toml declares it writable; else `""`.
+    pub replica_field: String,
 }
 
 impl NativeSurface {
@@ -45,7 +48,7 @@ impl NativeSurface {
                     .strip_prefix(class)
                     .is_some_and(|rest| rest.starts_with('.'))
         });
-        let config_fields = self
+        let config_fields: Vec<String> = self
             .members
             .iter()
             .filter(in_core)
@@ -62,6 +65,11 @@ impl NativeSurface {
                 .map_or(String::new(), |(_, method)| method.to_owned()),
             setup_keys: setup.map(|m| m.dict_keys.clone()).unwrap_or_default(),
             config_class: config_class.to_owned(),
+            replica_field: config_fields
+                .iter()
+                .find(|f| *f == super::scenarios::REPLICA_FIELD)
+                .cloned()
+                .unwrap_or_default(),
             config_fields,
         }
     }
@@ -243,6 +251,7 @@ mod tests {
         assert!(facts.setup_keys.iter().any(|k| k == "master_server_addr"));
         assert_eq!(facts.config_class, "ReplicateConfig");
         assert_eq!(facts.config_fields, ["replica_num"]);
+        assert_eq!(facts.replica_field, "replica_num");
         // Renamed in the manifest, renamed in what the runtime is told.
         let edited = include_str!("../../../api.toml")
             .replace("MooncakeDistributedStore", "DistributedStore")

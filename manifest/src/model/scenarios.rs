@@ -32,6 +32,11 @@ pub struct Client {
     pub protocol: String,
 }
 
+/// The attribute of the replicate-config class (`native_roles.config`) that holds a put's
+/// number of copies: what a scenario's `replica_num` sets, and what the runtime writes for a
+/// store's or a caller's replica count (it is told this name; it names none itself).
+pub const REPLICA_FIELD: &str = "replica_num";
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Put {
     /// Index into `clients`.

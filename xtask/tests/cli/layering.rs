@@ -126,3 +126,48 @@ fn the_crates_stand_in_layers() {
         );
     }
 }
+
+/// The runtime names no attribute of the native core outside its tests: which class and
+/// which field hold a replica count (and every other such name) come from api.toml through
+/// the generated contract, so a manifest that renames one needs no runtime change.
+#[test]
+fn the_runtime_names_no_native_attribute_itself() {
+    let root = repo_root();
+    let text = std::fs::read_to_string(root.join("api.toml")).unwrap();
+    let api = mooncake_sos_manifest::load_str("api.toml", text.as_str()).unwrap();
+    let attributes: BTreeSet<String> = api
+        .surface
+        .members
+        .iter()
+        .filter_map(|m| match &m.kind {
+            mooncake_sos_manifest::model::native::MemberKind::Attribute { name, .. } => {
+                Some(name.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(attributes.contains("replica_num"), "{attributes:?}");
+    let mut found = Vec::new();
+    let mut dirs = vec![root.join("runtime/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            // A file's tests close it: what precedes them is the runtime.
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            for (n, line) in code.lines().enumerate() {
+                for name in &attributes {
+                    if line.contains(&format!("\"{name}\"")) {
+                        let at = path.strip_prefix(&root).unwrap().display();
+                        found.push(format!("{at}:{}: {}", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new());
+}

@@ -16,12 +16,13 @@ pub(super) fn tokens(api: &Api) -> TokenStream {
     let shim_file = format!("../python/{shim}.py");
     let fingerprint = api.fingerprint();
     let store = api.surface.store_facts();
-    let (store_class, setup, setup_keys, config_class, config_fields) = (
+    let (store_class, setup, setup_keys, config_class, config_fields, replica_field) = (
         &store.class,
         &store.setup,
         &store.setup_keys,
         &store.config_class,
         &store.config_fields,
+        &store.replica_field,
     );
     let first_release = api
         .drop
@@ -60,6 +61,7 @@ pub(super) fn tokens(api: &Api) -> TokenStream {
                 setup_keys: &[#(#setup_keys),*],
                 config_class: #config_class,
                 config_fields: &[#(#config_fields),*],
+                replica_field: #replica_field,
             },
         };
 
