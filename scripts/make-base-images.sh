@@ -8,7 +8,8 @@
 #                                    python3.11, pip, curl, ca-certificates and the native
 #                                    core's system libraries
 #   <cuda base>:<tag>-nostub         + mooncake-transfer-engine-cuda13==<base_version>, the
-#                                    CUDA 13 runtime, numpy, msgpack; no GPU driver
+#                                    CUDA 13 runtime, numpy, msgpack, and torch 2.11.0 (what
+#                                    the real image's sglang runs on); no GPU driver
 #   <cuda base>:<tag>                + the driver stub of CUDA devel images (the sglang images
 #                                    are devel-based) at /usr/local/cuda/lib64/stubs/libcuda.so,
 #                                    defining every driver function the base wheel's core and
@@ -44,6 +45,10 @@ export SOURCE_DATE_EPOCH=1700000000
 ROCM_CORE=mooncake-transfer-engine-non-cuda==0.3.12.post1
 NUMPY=numpy==2.4.6
 MSGPACK=msgpack==1.2.4
+# torch with what it needs, from the test env's download (scripts/setup-test-env.sh keeps it
+# there), else downloaded here: the CUDA image's consumer scenarios then all run.
+TORCH=torch==2.11.0
+TORCH_WHEELS="${MC_TEST_TORCH_WHEELS:-$ENV_DIR/torch-wheels}"
 
 log() { printf '[base-images] %s\n' "$*" >&2; }
 die() { printf '[base-images] error: %s\n' "$*" >&2; exit 1; }
@@ -184,11 +189,23 @@ trap '[[ -z "$INDEX_PID" ]] || kill "$INDEX_PID" 2>/dev/null; rm -rf "$WORK"' EX
 STUB_CORES=("${CUDA_PACKAGES[0]}")
 for version in "${CUDA_RELEASES[@]}"; do STUB_CORES+=("$CUDA_PACKAGE==$version"); done
 for req in "${CUDA_PACKAGES[@]}" "${ROCM_PACKAGES[@]}" "${STUB_CORES[@]}"; do fetch_wheel "$req"; done
+if ! compgen -G "$TORCH_WHEELS/torch-${TORCH##*==}-*.whl" >/dev/null; then
+    log "downloading $TORCH and what it needs into $TORCH_WHEELS"
+    platforms=()
+    for minor in $(seq 36 -1 17); do platforms+=(--platform "manylinux_2_${minor}_x86_64"); done
+    python3 -m pip download -q --disable-pip-version-check --only-binary=:all: \
+        --implementation cp --python-version 3.11 --abi cp311 --abi none --abi abi3 \
+        "${platforms[@]}" --platform any --dest "$TORCH_WHEELS" "$TORCH" >&2
+fi
+# Linked, not copied (2.6 GB): the local index serves them with the rest.
+for whl in "$TORCH_WHEELS"/*.whl; do
+    [[ -e "$WHEELS/${whl##*/}" ]] || ln "$whl" "$WHEELS/" 2>/dev/null || cp "$whl" "$WHEELS/"
+done
 make_debian
 
 self="$(cat "$ROOT/scripts/make-base-images.sh" "$ROOT/scripts/cuda-driver-stub.sh" | sha)"
 cuda_inputs="$(printf '%s\n' "$DEBIAN_INPUTS" "$self" "$(sha < "$STANDINS/cuda.Dockerfile")" \
-    "$(wheels_digest "${CUDA_PACKAGES[@]}")" | sha)"
+    "$(wheels_digest "${CUDA_PACKAGES[@]}")" "$(cd "$TORCH_WHEELS" && ls -1 ./*.whl | sha)" | sha)"
 stub_inputs="$(printf '%s\n' "$cuda_inputs" "$(sha < "$STANDINS/cuda-stub.Dockerfile")" \
     "$(wheels_digest "${STUB_CORES[@]}")" | sha)"
 rocm_inputs="$(printf '%s\n' "$DEBIAN_INPUTS" "$self" "$(sha < "$STANDINS/rocm.Dockerfile")" \
@@ -199,7 +216,8 @@ if ! current "$CUDA_NOSTUB_IMAGE" "$cuda_inputs" || ! current "$ROCM_IMAGE" "$ro
 fi
 mkdir "$WORK/context"
 build_standin "$CUDA_NOSTUB_IMAGE" "$cuda_inputs" "$STANDINS/cuda.Dockerfile" "$WORK/context" \
-    "DEBIAN_IMAGE=$DEBIAN_IMAGE" "PIP_INDEX_URL=${INDEX_URL:-}" "PACKAGES=${CUDA_PACKAGES[*]}"
+    "DEBIAN_IMAGE=$DEBIAN_IMAGE" "PIP_INDEX_URL=${INDEX_URL:-}" "PACKAGES=${CUDA_PACKAGES[*]}" \
+    "TORCH=$TORCH"
 build_standin "$ROCM_IMAGE" "$rocm_inputs" "$STANDINS/rocm.Dockerfile" "$WORK/context" \
     "DEBIAN_IMAGE=$DEBIAN_IMAGE" "PIP_INDEX_URL=${INDEX_URL:-}" "PACKAGES=${ROCM_PACKAGES[*]}"
 

@@ -113,15 +113,18 @@ install_packaging_tools() {
     echo "${PACKAGING_TOOLS[*]}" >"$stamp"
 }
 
-# Into the venv, once per set of versions (a stamp names them).
+# Into the venv, once per version (a stamp names it), offline from $TORCH_WHEELS. Downloaded
+# only when pip, resolving offline, finds there not all that $TORCH needs: none yet, another
+# version's, or a download cut short (a torch wheel alone is not enough).
 install_torch() {
     local stamp="$VENV/.torch"
     if [[ "$(cat "$stamp" 2>/dev/null)" == "$TORCH" ]]; then
         return
     fi
-    if ! ls "$TORCH_WHEELS"/torch-*.whl >/dev/null 2>&1; then
+    if ! "$VENV/bin/pip" install -q --dry-run --ignore-installed --no-index \
+        --find-links "$TORCH_WHEELS" "$TORCH" >/dev/null 2>&1; then
         log "downloading $TORCH and what it needs into $TORCH_WHEELS"
-        "$VENV/bin/pip" download -q "$TORCH" --dest "$TORCH_WHEELS" >&2
+        "$VENV/bin/pip" download -q --only-binary=:all: --dest "$TORCH_WHEELS" "$TORCH" >&2
     fi
     log "installing $TORCH into $VENV"
     "$VENV/bin/pip" install -q --no-index --find-links "$TORCH_WHEELS" "$TORCH" >&2
@@ -129,6 +132,7 @@ install_torch() {
     echo "$TORCH" >"$stamp"
 }
 
+# Into the venv, once per set of versions (a stamp names them).
 install_type_checkers() {
     local stamp="$VENV/.type-checkers"
     if [[ "$(cat "$stamp" 2>/dev/null)" == "${TYPE_CHECKERS[*]}" ]]; then

@@ -12,8 +12,8 @@ use mooncake_sos_testkit::{wheel_in, wheel_member};
 use mooncake_sos_tests::docker::fixtures::{
     BUILDER_HAS_NO_DRIVER, NO_DRIVER, api, api_of, assert_check_step, assert_in_order,
     assert_passed_without_the_core, assert_refused_without_a_driver, core_wheels_index,
-    from_the_smoke, module_of_release, overlay, overlay_manifest, regenerated_repo, scenarios_ran,
-    sha256_hex, shim_ok,
+    from_the_smoke, module_of_release, overlay, overlay_manifest, regenerated_repo, sha256_hex,
+    shim_ok,
 };
 use mooncake_sos_tests::docker::{Bases, Build, LocalIndex, python_json};
 use std::io::Read;
@@ -46,20 +46,29 @@ fn pinned_wheel() -> PathBuf {
     )
 }
 
-/// Every scenario of api.toml passed (or, needing torch, which the stand-in lacks, said so).
+/// Every scenario of api.toml passed, the one that needs torch included: the CUDA stand-in
+/// holds torch 2.11.0, as the real image's sglang has it.
 fn assert_scenarios_pass(log: &str) {
     let after = from_the_smoke(log);
     let api = api();
-    assert!(!api.scenarios.is_empty());
+    assert!(
+        api.scenarios.iter().any(|s| s.needs_torch),
+        "a torch scenario"
+    );
     for s in &api.scenarios {
         assert!(
-            after.contains(&format!("smoke {}: ok (", s.name))
-                || after.contains(&format!("smoke {}: not run (needs torch)", s.name)),
+            after.contains(&format!("smoke {}: ok (", s.name)),
             "{}: {after}",
             s.name
         );
     }
-    assert!(after.contains(" ok, 0 failed, "), "{after}");
+    assert!(
+        after.contains(&format!(
+            " {} ok, 0 failed, 0 not run;",
+            api.scenarios.len()
+        )),
+        "{after}"
+    );
 }
 
 #[test]
@@ -79,9 +88,9 @@ fn the_cuda_recipe_pins_the_release_hash_checked_and_passes_its_scenarios() {
             "mooncake-sos check: smoke: the consumer's scenarios",
             &format!(
                 "mooncake-sos check: passed, the native core loaded against the driver stub, the \
-                 consumer's scenarios (--smoke): {}; not proved: that it works with a real driver \
-                 and GPU",
-                scenarios_ran(&log)
+                 consumer's scenarios (--smoke): {} passed; not proved: that it works with a real \
+                 driver and GPU",
+                api().scenarios.len()
             ),
         ],
     );
