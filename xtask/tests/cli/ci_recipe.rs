@@ -17,7 +17,7 @@ fn doc() -> String {
 }
 
 /// The workflow's yaml block.
-fn yaml() -> String {
+pub fn yaml() -> String {
     doc()
         .split("```yaml\n")
         .nth(1)
@@ -189,7 +189,8 @@ fn each_step_exits_as_the_doc_says() {
          transition is possible or a newer release would break an image; `2` bad input or an \
          error (the index, a download, the manifest)",
         "Any non-zero exit fails the job.",
-        "# 0: nothing to do; 1: a transition is possible; 2: an error (fail the job).",
+        "# 0: nothing to do; 1: a transition is possible or a newer release would break an \
+         # image (the annotations say which); 2: an error (fail the job).",
         "if [ \"$status\" -eq 2 ]; then exit 2; fi",
     ] {
         assert!(doc.contains(says), "docs/ci.md no longer says: {says}");

@@ -12,6 +12,7 @@ mod bump;
 mod checkouts;
 mod children;
 mod ci_recipe;
+mod ci_scheduled_job;
 mod core_bad_input;
 mod core_diff;
 mod core_surface;
