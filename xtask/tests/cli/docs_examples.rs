@@ -135,6 +135,8 @@ fn run(example: &Example, vars: &[(String, String)]) -> Option<String> {
             .arg("-c")
             .arg(format!("exec 2>&1\n{command}"))
             .current_dir(dir.path())
+            // As run by hand: cargo's variable would name this checkout's api.toml, not the copy's.
+            .env_remove("CARGO_MANIFEST_DIR")
             .output()
             .expect("run bash");
         let mut text = String::from_utf8_lossy(&out.stdout).to_string();
