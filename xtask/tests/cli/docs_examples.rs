@@ -45,16 +45,18 @@ fn examples(file: &str, text: &str) -> Vec<Example> {
             marker = Some(reason);
             continue;
         }
-        if line != "```console" {
+        if line.trim_start() != "```console" {
             if !line.trim().is_empty() {
                 marker = None;
             }
             continue;
         }
         let at = format!("{file}:{}", n + 1);
+        // A block in a list item is indented: its lines are, by as much as its fence.
+        let indent = " ".repeat(line.len() - line.trim_start().len());
         let mut steps: Vec<Step> = Vec::new();
         for (m, line) in lines.by_ref() {
-            let line = line.trim_end();
+            let line = line.strip_prefix(indent.as_str()).unwrap_or(line).trim_end();
             if line == "```" {
                 break;
             }
@@ -143,7 +145,11 @@ fn run(example: &Example, vars: &[(String, String)]) -> Option<String> {
         for (value, name) in vars {
             text = text.replace(value.as_str(), name);
         }
-        let actual: Vec<&str> = text.lines().map(str::trim_end).collect();
+        let mut actual: Vec<&str> = text.lines().map(str::trim_end).collect();
+        // Blank lines at the end do not show in a block (the located errors end with one).
+        while actual.last() == Some(&"") {
+            actual.pop();
+        }
         let code = out.status.code().unwrap_or(-1);
         if code != step.exit || !matches(&step.expected, &actual) {
             return Some(format!(
@@ -193,9 +199,11 @@ fn docs_examples() {
 
 #[test]
 fn examples_are_parsed_and_matched_exactly() {
-    let doc = "<!-- example: needs docker -->\n```console\n$ a\nx\n[exit 2]\n$ b\n```\n\n```console\n$ c\n...\nz\n```\n";
+    let doc = "<!-- example: needs docker -->\n```console\n$ a\nx\n[exit 2]\n$ b\n```\n\n```console\n$ c\n...\nz\n```\n- item\n  ```console\n  $ d\n   e\n  ```\n";
     let found = examples("t.md", doc);
-    assert_eq!(found.len(), 2);
+    assert_eq!(found.len(), 3);
+    assert_eq!(found[2].steps[0].command, "d");
+    assert_eq!(found[2].steps[0].expected, [" e"]);
     assert_eq!(found[0].skip.as_deref(), Some("needs docker"));
     assert_eq!(found[0].steps[0].expected, ["x"]);
     assert_eq!((found[0].steps[0].exit, found[0].steps[1].exit), (2, 0));
