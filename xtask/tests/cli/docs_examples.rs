@@ -56,7 +56,10 @@ fn examples(file: &str, text: &str) -> Vec<Example> {
         let indent = " ".repeat(line.len() - line.trim_start().len());
         let mut steps: Vec<Step> = Vec::new();
         for (m, line) in lines.by_ref() {
-            let line = line.strip_prefix(indent.as_str()).unwrap_or(line).trim_end();
+            let line = line
+                .strip_prefix(indent.as_str())
+                .unwrap_or(line)
+                .trim_end();
             if line == "```" {
                 break;
             }
@@ -72,12 +75,18 @@ fn examples(file: &str, text: &str) -> Vec<Example> {
                 .last_mut()
                 .unwrap_or_else(|| panic!("{file}:{}: output before any `$ ` command", m + 1));
             assert_eq!(step.exit, 0, "{file}:{}: output after `[exit N]`", m + 1);
-            match line.strip_prefix("[exit ").and_then(|r| r.strip_suffix(']')) {
+            match line
+                .strip_prefix("[exit ")
+                .and_then(|r| r.strip_suffix(']'))
+            {
                 Some(code) => step.exit = code.parse().expect("[exit N]: N a number"),
                 None => step.expected.push(line.to_string()),
             }
         }
-        assert!(!steps.is_empty(), "{at}: a console block without a `$ ` command");
+        assert!(
+            !steps.is_empty(),
+            "{at}: a console block without a `$ ` command"
+        );
         out.push(Example {
             at,
             skip: marker.take(),
@@ -91,7 +100,9 @@ fn examples(file: &str, text: &str) -> Vec<Example> {
 fn matches(expected: &[String], actual: &[&str]) -> bool {
     match expected.split_first() {
         None => actual.is_empty(),
-        Some((first, rest)) if first == "..." => (0..=actual.len()).any(|k| matches(rest, &actual[k..])),
+        Some((first, rest)) if first == "..." => {
+            (0..=actual.len()).any(|k| matches(rest, &actual[k..]))
+        }
         Some((first, rest)) => actual
             .split_first()
             .is_some_and(|(a, more)| a == first && matches(rest, more)),
@@ -207,7 +218,10 @@ fn examples_are_parsed_and_matched_exactly() {
     assert_eq!(found[0].skip.as_deref(), Some("needs docker"));
     assert_eq!(found[0].steps[0].expected, ["x"]);
     assert_eq!((found[0].steps[0].exit, found[0].steps[1].exit), (2, 0));
-    assert_eq!((found[1].skip.as_deref(), found[1].at.as_str()), (None, "t.md:9"));
+    assert_eq!(
+        (found[1].skip.as_deref(), found[1].at.as_str()),
+        (None, "t.md:9")
+    );
     let lines = |s: &[&str]| s.iter().map(|l| l.to_string()).collect::<Vec<_>>();
     assert!(matches(&lines(&["...", "z"]), &["z"]));
     assert!(matches(&lines(&["...", "z"]), &["x", "y", "z"]));
