@@ -41,7 +41,7 @@ DEBIAN_IMAGE=mooncake-sos/debian:$SUITE
 # Fixed, so the same packages give the same rootfs bytes.
 export SOURCE_DATE_EPOCH=1700000000
 # The non-cuda release whose native files stand in for the ROCm image's source build (the
-# v0.5.16 ROCm image has setup(config) and remove(key, force): 0.3.12; MOONCAKE.md).
+# v0.5.16 ROCm image has setup(config) and remove(key, force), as 0.3.12 has; docs/upstream.md).
 ROCM_CORE=mooncake-transfer-engine-non-cuda==0.3.12.post1
 NUMPY=numpy==2.4.6
 MSGPACK=msgpack==1.2.4

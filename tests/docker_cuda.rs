@@ -18,7 +18,7 @@ use mooncake_sos_tests::docker::fixtures::{
 use mooncake_sos_tests::docker::{Bases, Failure, derived_image, python_json, run_python};
 use std::sync::OnceLock;
 
-/// sha256 of the module in the 0.3.12.post1 wheel (MOONCAKE.md).
+/// sha256 of the module in the 0.3.12.post1 wheel (`cargo xtask verify --wheel` prints it).
 const M312_SHA256: &str = "611ebb876be7cd3b6f8d611ac6f821b722ef857aad88aec264bd9053ef3c7a7f";
 
 fn good_module() -> Vec<u8> {

@@ -65,7 +65,7 @@ pub(super) fn apply(doc: &mut DocumentMut, edit: &Edit) -> Result<(), String> {
 
 /// Sets (or removes) `domain` in the table declaring `param` of `owner` (an inline table in
 /// the parameter list, or a `[[symbol.method.params]]` table), before its `rust` key if it
-/// has one (the order the README gives). A domain already there is changed in place: the
+/// has one (the order docs/manifest.md gives). A domain already there is changed in place: the
 /// comments in it stay with the values that stay.
 fn set_domain(
     doc: &mut DocumentMut,

@@ -1,6 +1,6 @@
 //! `[[scenario]]`: the consumer's calls with its real values, run by the shim's `--smoke`
 //! against the installed core and a master it starts, and by the Rust scenario tests through
-//! the bindings. Every scenario is the consumer's one call sequence (README, "Scenarios"):
+//! the bindings. Every scenario is the consumer's one call sequence (docs/manifest.md, `[[scenario]]`):
 //! each client `setup({...})`, `MooncakeBundleTransfer(store, key_prefix=...)` on each, `put`
 //! by one client, `export_ref` → JSON text → `import_ref` and `get` by another (or the same),
 //! `release_result`, `cleanup_dataproto`; after each, what must hold.

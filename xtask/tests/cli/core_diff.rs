@@ -1,4 +1,4 @@
-//! `cargo xtask core --diff OLD NEW` end to end: the real cuda13 records (the README's worked
+//! `cargo xtask core --diff OLD NEW` end to end: the real cuda13 records (docs/checks.md's worked
 //! example), and a doctored copy of 0.3.11.post1 whose every change the report must name.
 
 use crate::common::{lone_file, repo_root, write_file, xtask};

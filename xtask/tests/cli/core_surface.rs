@@ -171,7 +171,7 @@ fn the_rocm_image_core_record_matches_its_wheel_and_what_is_known_of_the_base() 
     let run = xtask(&["core", "--check", &whl], &[]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, format!("current: {ROCM_RECORD}\n"), "{run:?}");
-    // What MOONCAKE.md knows of the core the ROCm base builds: the release standing for it has
+    // What is known of the core the ROCm base builds (docs/upstream.md): the release standing for it has
     // setup(config: dict) and remove(key, force).
     let record = mooncake_sos_native::record::load(&repo_root().join(ROCM_RECORD)).unwrap();
     let store = &record.classes["MooncakeDistributedStore"].members;

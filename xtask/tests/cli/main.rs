@@ -16,6 +16,7 @@ mod ci_scheduled_job;
 mod core_bad_input;
 mod core_diff;
 mod core_surface;
+mod docs_examples;
 mod formats;
 mod hostile_inputs;
 mod isolation;

@@ -1,4 +1,4 @@
-"""A consumer fixture: the calls miles/utils/object_store.py makes (MOONCAKE.md), with its values."""
+"""A consumer fixture: the calls miles/utils/object_store.py makes, with its values."""
 import os
 
 try:
